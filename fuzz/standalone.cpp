@@ -1,0 +1,72 @@
+// Replay driver: runs a fuzz target over files and directories without
+// libFuzzer, so corpora, golden vectors (*.hex, decoded first) and saved
+// crash reproducers run as ordinary tests with any compiler.
+#include <dirent.h>
+#include <sys/stat.h>
+
+#include <cctype>
+#include <cstdint>
+#include <cstdio>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
+
+namespace {
+
+bool ends_with(const std::string& s, const std::string& tail) {
+    return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
+}
+
+std::vector<uint8_t> load(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    std::vector<uint8_t> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    if (!ends_with(path, ".hex")) return raw;
+    // '#' comment lines, then hex digits.
+    std::vector<uint8_t> out;
+    std::string digits;
+    bool comment = false, line_start = true;
+    for (uint8_t c : raw) {
+        if (line_start && c == '#') comment = true;
+        if (c == '\n') comment = false, line_start = true;
+        else line_start = false;
+        if (!comment && std::isxdigit(c)) digits += static_cast<char>(c);
+    }
+    for (size_t i = 0; i + 1 < digits.size(); i += 2)
+        out.push_back(static_cast<uint8_t>(std::stoul(digits.substr(i, 2), nullptr, 16)));
+    return out;
+}
+
+int run(const std::string& path, int* count) {
+    struct stat st;
+    if (stat(path.c_str(), &st) != 0) {
+        std::fprintf(stderr, "cannot read %s\n", path.c_str());
+        return 1;
+    }
+    if (S_ISDIR(st.st_mode)) {
+        DIR* d = opendir(path.c_str());
+        if (!d) return 1;
+        std::vector<std::string> names;
+        while (dirent* e = readdir(d))
+            if (e->d_name[0] != '.') names.push_back(path + "/" + e->d_name);
+        closedir(d);
+        int failed = 0;
+        for (const auto& n : names) failed += run(n, count);
+        return failed;
+    }
+    const auto data = load(path);
+    LLVMFuzzerTestOneInput(data.data(), data.size());
+    ++*count;
+    return 0;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    int count = 0, failed = 0;
+    for (int i = 1; i < argc; ++i) failed += run(argv[i], &count);
+    std::printf("replayed %d inputs\n", count);
+    return failed ? 1 : 0;
+}

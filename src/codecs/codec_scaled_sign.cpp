@@ -1,0 +1,138 @@
+// Blockwise scaled sign (ALGORITHMS.md s.1; Zheng et al. 2019, s.3.2):
+//   scale_b = ||v_b||_1 / d_b,   C(v) = [scale_1 sign(v_1), ..., scale_B sign(v_B)]
+// Parameters: u32 block_size (0 = the whole tensor is one block).
+// Payload: B float32 scales, then per block ceil(d_b/8) bytes of sign bits, so
+// every block starts on a byte boundary whatever the block size.
+#include <cmath>
+
+#include "codecs/codec.hpp"
+#include "codecs/sign_bits.hpp"
+#include "kernels/kernels.hpp"
+#include "util/bytes.hpp"
+
+namespace gw {
+namespace {
+
+struct Layout {
+    uint64_t blocks = 0;       // B
+    uint64_t block = 0;        // elements per full block
+    uint64_t block_bytes = 0;  // sign bytes per full block
+};
+
+Layout layout(const CodecParams& p, uint64_t n) {
+    Layout l;
+    l.block = p.block_size == 0 ? n : p.block_size;
+    l.blocks = n == 0 ? 0 : ceil_div(n, l.block);
+    l.block_bytes = ceil_div(l.block, 8);
+    return l;
+}
+
+// Elements in block b.
+inline uint64_t block_len(const Layout& l, uint64_t n, uint64_t b) {
+    return b + 1 < l.blocks ? l.block : n - b * l.block;
+}
+
+gw_status read_params(const uint8_t* in, CodecParams* out) {
+    *out = CodecParams{GW_CODEC_SCALED_SIGN, load_le<uint32_t>(in)};
+    return GW_OK;
+}
+void write_params(const CodecParams& p, uint8_t* out) { store_le<uint32_t>(out, p.block_size); }
+
+bool payload_size(const CodecParams& p, uint64_t n, uint64_t* bytes) {
+    const Layout l = layout(p, n);
+    if (l.blocks > UINT64_MAX / 4) return false;
+    const uint64_t full = n == 0 ? 0 : l.blocks - 1;
+    const uint64_t tail = n - full * l.block;
+    // full blocks * block_bytes never exceeds ceil(n/8) + blocks, so no overflow below.
+    const uint64_t bits = full * l.block_bytes + ceil_div(tail, 8);
+    if (bits > UINT64_MAX - l.blocks * 4) return false;
+    *bytes = l.blocks * 4 + bits;
+    return true;
+}
+
+gw_status encode(const CodecParams& p, const float* x, uint64_t n, uint8_t* payload,
+                 float* residual) {
+    const kern::Table& t = kern::active();
+    const Layout l = layout(p, n);
+    // Pass 1: every scale, checking finiteness before any residual is touched.
+    // The L1 norm is summed in double, so only NaN/Inf can make it non-finite.
+    for (uint64_t b = 0; b < l.blocks; ++b) {
+        const uint64_t d = block_len(l, n, b);
+        const double l1 = t.sum_abs(x + b * l.block, d);
+        if (!std::isfinite(l1)) return GW_ERR_NONFINITE;
+        store_le<float>(payload + 4 * b, static_cast<float>(l1 / static_cast<double>(d)));
+    }
+    // Pass 2: sign bits, fused with the residual update when asked.
+    uint8_t* bits = payload + 4 * l.blocks;
+    for (uint64_t b = 0; b < l.blocks; ++b) {
+        const uint64_t d = block_len(l, n, b);
+        const float s = load_le<float>(payload + 4 * b);
+        const float* xb = x + b * l.block;
+        uint8_t* bb = bits + b * l.block_bytes;
+        if (residual)
+            t.sign_pack_residual(xb, d, s, bb, residual + b * l.block);
+        else
+            t.sign_pack(xb, d, bb);
+    }
+    return GW_OK;
+}
+
+gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t n) {
+    const Layout l = layout(p, n);
+    const uint8_t* bits = payload + 4 * l.blocks;
+    for (uint64_t b = 0; b < l.blocks; ++b) {
+        const uint32_t w = load_le<uint32_t>(payload + 4 * b);
+        // A scale is an L1 mean: finite and not negative (no sign bit, even on zero).
+        if ((w & 0x80000000u) != 0 || (w & 0x7F800000u) == 0x7F800000u)
+            return GW_ERR_FRAME_PAYLOAD;
+        if (!sign_padding_clear(bits + b * l.block_bytes, block_len(l, n, b)))
+            return GW_ERR_FRAME_PAYLOAD;
+    }
+    return GW_OK;
+}
+
+void decode(const CodecParams& p, const uint8_t* payload, uint64_t n, float* out) {
+    const kern::Table& t = kern::active();
+    const Layout l = layout(p, n);
+    const uint8_t* bits = payload + 4 * l.blocks;
+    for (uint64_t b = 0; b < l.blocks; ++b)
+        t.sign_unpack(bits + b * l.block_bytes, block_len(l, n, b),
+                      load_le<float>(payload + 4 * b), out + b * l.block);
+}
+
+void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t n, float alpha, float* acc) {
+    const kern::Table& t = kern::active();
+    const Layout l = layout(p, n);
+    const uint8_t* bits = payload + 4 * l.blocks;
+    for (uint64_t b = 0; b < l.blocks; ++b) {
+        const float v = alpha * load_le<float>(payload + 4 * b);  // alpha*(+-s) == +-(alpha*s)
+        t.sign_accumulate(bits + b * l.block_bytes, block_len(l, n, b), v, acc + b * l.block);
+    }
+}
+
+}  // namespace
+
+extern const Codec kScaledSignCodec = {GW_CODEC_SCALED_SIGN, "scaled_sign", 4, read_params,
+                                       write_params,         payload_size,  encode, check,
+                                       decode,               accumulate};
+
+}  // namespace gw
+
+namespace gw {
+
+gw_status scaled_sign_phi(const float* x, uint64_t n, uint32_t block_size, double* phi) {
+    const kern::Table& t = kern::active();
+    const Layout l = layout(CodecParams{GW_CODEC_SCALED_SIGN, block_size}, n);
+    double best = 1.0;
+    for (uint64_t b = 0; b < l.blocks; ++b) {
+        const float* xb = x + b * l.block;
+        const uint64_t d = block_len(l, n, b);
+        const double l1 = t.sum_abs(xb, d), l2 = t.sum_sq(xb, d);
+        if (!std::isfinite(l1) || !std::isfinite(l2)) return GW_ERR_NONFINITE;
+        if (l2 > 0.0) best = std::fmin(best, l1 * l1 / (static_cast<double>(d) * l2));
+    }
+    *phi = best;
+    return GW_OK;
+}
+
+}  // namespace gw

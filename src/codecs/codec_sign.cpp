@@ -1,0 +1,51 @@
+// Sign codec (signSGD / signum): one bit per element, decodes to +1 or -1.
+// Bit i&7 of byte i>>3 is 1 iff x[i] < 0, so sign(0) = +1.
+#include "codecs/codec.hpp"
+#include "codecs/sign_bits.hpp"
+#include "kernels/kernels.hpp"
+#include "util/bytes.hpp"
+
+namespace gw {
+namespace {
+
+gw_status read_params(const uint8_t*, CodecParams* out) {
+    *out = CodecParams{GW_CODEC_SIGN, 0};
+    return GW_OK;
+}
+void write_params(const CodecParams&, uint8_t*) {}
+
+bool payload_size(const CodecParams&, uint64_t n, uint64_t* bytes) {
+    *bytes = ceil_div(n, 8);
+    return true;
+}
+
+gw_status encode(const CodecParams& p, const float* x, uint64_t n, uint8_t* payload,
+                 float* residual) {
+    const kern::Table& t = kern::active();
+    if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
+    if (residual)
+        t.sign_pack_residual(x, n, 1.0f, payload, residual);
+    else
+        t.sign_pack(x, n, payload);
+    (void)p;
+    return GW_OK;
+}
+
+gw_status check(const CodecParams&, const uint8_t* payload, uint64_t n) {
+    return sign_padding_clear(payload, n) ? GW_OK : GW_ERR_FRAME_PAYLOAD;
+}
+
+void decode(const CodecParams&, const uint8_t* payload, uint64_t n, float* out) {
+    kern::active().sign_unpack(payload, n, 1.0f, out);
+}
+
+void accumulate(const CodecParams&, const uint8_t* payload, uint64_t n, float alpha, float* acc) {
+    kern::active().sign_accumulate(payload, n, alpha, acc);  // alpha * (+-1) == +-alpha
+}
+
+}  // namespace
+
+extern const Codec kSignCodec = {GW_CODEC_SIGN, "sign",     0,      read_params, write_params,
+                                 payload_size,  encode,     check,  decode,      accumulate};
+
+}  // namespace gw

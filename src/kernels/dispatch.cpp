@@ -1,0 +1,168 @@
+// Run-time choice of the kernel table. Compiled without -m flags.
+//
+// CPU detection is done here with cpuid/xgetbv rather than
+// xsimd::available_architectures(): xsimd 8.1 reads the SSE2 bit from the
+// wrong register, does not check that the OS saves YMM/ZMM state (XCR0), and
+// knows nothing of AVX512VL or POPCNT, which our -m flags let the compiler use.
+#include <atomic>
+#include <cstdlib>
+
+#include "kernels/kernels.hpp"
+#include "kernels/tables.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <cpuid.h>
+#define GW_KERN_X86 1
+#endif
+
+namespace gw::kern {
+namespace {
+
+struct CpuSupport {
+    bool sse2 = false, sse4_2 = false, avx2 = false, avx512 = false;
+};
+
+#if defined(GW_KERN_X86)
+uint64_t read_xcr0() {
+    uint32_t eax = 0, edx = 0;
+    __asm__ volatile("xgetbv" : "=a"(eax), "=d"(edx) : "c"(0));
+    return (uint64_t(edx) << 32) | eax;
+}
+#endif
+
+CpuSupport detect_cpu() {
+    CpuSupport s;
+#if defined(GW_KERN_X86)
+    unsigned a = 0, b = 0, c = 0, d = 0;
+    if (!__get_cpuid(1, &a, &b, &c, &d)) return s;
+    const auto bit = [](unsigned r, int i) { return ((r >> i) & 1u) != 0; };
+    const bool sse2 = bit(d, 26);
+    const bool sse3 = bit(c, 0), ssse3 = bit(c, 9), fma = bit(c, 12), sse41 = bit(c, 19),
+               sse42 = bit(c, 20), popcnt = bit(c, 23), osxsave = bit(c, 27), avx = bit(c, 28),
+               f16c = bit(c, 29);
+    unsigned b7 = 0;
+    if (__get_cpuid_max(0, nullptr) >= 7) {
+        unsigned a7 = 0, c7 = 0, d7 = 0;
+        __cpuid_count(7, 0, a7, b7, c7, d7);
+    }
+    const bool avx2 = bit(b7, 5), avx512f = bit(b7, 16), avx512dq = bit(b7, 17),
+               avx512cd = bit(b7, 28), avx512bw = bit(b7, 30), avx512vl = bit(b7, 31);
+    const uint64_t xcr0 = osxsave ? read_xcr0() : 0;
+    const bool os_ymm = (xcr0 & 0x6) == 0x6;    // SSE + AVX state
+    const bool os_zmm = (xcr0 & 0xE6) == 0xE6;  // + opmask, ZMM0-15 high, ZMM16-31
+
+    s.sse2 = sse2;
+    s.sse4_2 = s.sse2 && sse3 && ssse3 && sse41 && sse42 && popcnt;
+    s.avx2 = s.sse4_2 && avx && avx2 && os_ymm;
+    // clang's -mavx512f also enables FMA and F16C, so require them too.
+    s.avx512 = s.avx2 && fma && f16c && avx512f && avx512dq && avx512cd && avx512bw && avx512vl &&
+               os_zmm;
+#endif
+    return s;
+}
+
+const CpuSupport& cpu() {
+    static const CpuSupport s = detect_cpu();
+    return s;
+}
+
+const Table* compiled_table(gw_simd_target target) {
+    const Table* t = nullptr;
+    bool ok = false;
+    switch (target) {
+    case GW_SIMD_SCALAR: t = &table_scalar; ok = true; break;
+    case GW_SIMD_SSE2: t = &table_sse2; ok = cpu().sse2; break;
+    case GW_SIMD_SSE4_2: t = &table_sse4_2; ok = cpu().sse4_2; break;
+    case GW_SIMD_AVX2: t = &table_avx2; ok = cpu().avx2; break;
+    case GW_SIMD_AVX512: t = &table_avx512; ok = cpu().avx512; break;
+    default: return nullptr;
+    }
+    return (ok && compiled_in(*t)) ? t : nullptr;
+}
+
+const Table* best_table() {
+    static const gw_simd_target order[] = {GW_SIMD_AVX512, GW_SIMD_AVX2, GW_SIMD_SSE4_2,
+                                           GW_SIMD_SSE2};
+    for (gw_simd_target t : order)
+        if (const Table* p = compiled_table(t)) return p;
+    return &table_scalar;
+}
+
+bool name_is(const char* s, const char* name) {  // ASCII case-insensitive
+    for (; *s != '\0' && *name != '\0'; ++s, ++name) {
+        char c = *s;
+        if (c >= 'A' && c <= 'Z') c = char(c - 'A' + 'a');
+        if (c != *name) return false;
+    }
+    return *s == '\0' && *name == '\0';
+}
+
+// GW_SIMD=scalar|sse2|sse4.2|avx2|avx512|auto; anything else, or a target the
+// CPU lacks, silently means auto.
+const Table* table_from_env() {
+    const char* v = std::getenv("GW_SIMD");
+    if (v == nullptr) return best_table();
+    gw_simd_target t = GW_SIMD_AUTO;
+    if (name_is(v, "scalar"))
+        t = GW_SIMD_SCALAR;
+    else if (name_is(v, "sse2"))
+        t = GW_SIMD_SSE2;
+    else if (name_is(v, "sse4.2") || name_is(v, "sse4_2") || name_is(v, "sse42"))
+        t = GW_SIMD_SSE4_2;
+    else if (name_is(v, "avx2"))
+        t = GW_SIMD_AVX2;
+    else if (name_is(v, "avx512"))
+        t = GW_SIMD_AVX512;
+    const Table* p = table_for(t);
+    return p != nullptr ? p : best_table();
+}
+
+// Tables are constant-initialised statics, so relaxed ordering is enough.
+std::atomic<const Table*> g_active{nullptr};
+
+#if defined(__GNUC__)
+__attribute__((noinline, cold))
+#endif
+const Table& init_active() {
+    const Table* want = table_from_env();
+    const Table* expected = nullptr;
+    // Keep a table set concurrently by set_target().
+    if (g_active.compare_exchange_strong(expected, want, std::memory_order_relaxed)) return *want;
+    return *expected;
+}
+
+}  // namespace
+
+const Table& active() {
+    const Table* t = g_active.load(std::memory_order_relaxed);
+    if (t != nullptr) return *t;
+    return init_active();
+}
+
+const Table* table_for(gw_simd_target target) {
+    if (target == GW_SIMD_AUTO) return best_table();
+    return compiled_table(target);
+}
+
+gw_status set_target(gw_simd_target target) {
+    const Table* t = table_for(target);
+    if (t == nullptr) return GW_ERR_UNSUPPORTED;
+    g_active.store(t, std::memory_order_relaxed);
+    return GW_OK;
+}
+
+gw_simd_target active_target() { return active().target; }
+
+const char* target_name(gw_simd_target target) {
+    switch (target) {
+    case GW_SIMD_AUTO: return "auto";
+    case GW_SIMD_SCALAR: return "scalar";
+    case GW_SIMD_SSE2: return "sse2";
+    case GW_SIMD_SSE4_2: return "sse4.2";
+    case GW_SIMD_AVX2: return "avx2";
+    case GW_SIMD_AVX512: return "avx512";
+    }
+    return "unknown";
+}
+
+}  // namespace gw::kern

@@ -1,0 +1,84 @@
+// SIMD kernels: pure functions on spans, one table per target, chosen at run
+// time. Every target must produce bit-identical results to the scalar
+// reference in tests/reference.hpp; docs/kernels.md states the exact
+// arithmetic (operation order, reduction order) that makes that possible.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gradwire.h"
+
+namespace gw::kern {
+
+// Coefficients of the fused error-feedback combine (see ef_combine).
+struct EfCoef {
+    float mu;  // momentum decay
+    float kg;  // gradient weight inside the momentum
+    float nu;  // momentum weight in p
+    float kp;  // gradient weight in p
+    float r;   // residual rescale lr_{t-1}/lr_t (0 when error feedback is off)
+};
+
+struct Table {
+    gw_simd_target target;
+
+    // Fixed reduction order, whatever the vector width: element i is added
+    // (in double) to lane i % 16 in increasing i; then lanes are folded
+    // lane[j] += lane[j + s] for s = 8, 4, 2, 1; the result is lane[0].
+    double (*sum_abs)(const float* x, size_t n);  // sum |x_i|
+    double (*sum_sq)(const float* x, size_t n);   // sum x_i^2 (x_i^2 exact in double)
+
+    // True iff no element is NaN or +-Inf.
+    bool (*all_finite)(const float* x, size_t n);
+
+    // m1 = mu*m + kg*g;  p = (nu*m1 + kp*g) + r*e
+    // evaluated exactly as: t1=mu*m; t2=kg*g; m1=t1+t2; t3=nu*m1; t4=kp*g;
+    // t5=t3+t4; t6=r*e; p=t5+t6   (float, no FMA). m is not written.
+    void (*ef_combine)(const float* g, const float* m, const float* e, EfCoef c, float* p,
+                       size_t n);
+    // m = mu*m + kg*g  (t1=mu*m; t2=kg*g; m=t1+t2)
+    void (*momentum_update)(float* m, const float* g, float mu, float kg, size_t n);
+
+    // Sign bits: bit (i & 7) of byte (i >> 3) is 1 iff x[i] < 0 (so sign(0) =
+    // sign(-0) = +1). Writes ceil(n/8) bytes; unused high bits of the last
+    // byte are 0. `bits` may be unaligned.
+    void (*sign_pack)(const float* x, size_t n, uint8_t* bits);
+    // sign_pack, and e[i] = x[i] - (x[i] < 0 ? -s : s). e may equal x.
+    void (*sign_pack_residual)(const float* x, size_t n, float s, uint8_t* bits, float* e);
+    // out[i] = bit_i ? -s : s
+    void (*sign_unpack)(const uint8_t* bits, size_t n, float s, float* out);
+    // acc[i] = acc[i] + (bit_i ? -v : v)
+    void (*sign_accumulate)(const uint8_t* bits, size_t n, float v, float* acc);
+
+    // acc[i] = acc[i] + alpha * x[i]   (t = alpha*x; acc = acc + t). x may be unaligned.
+    void (*axpy)(float alpha, const void* x, float* acc, size_t n);
+
+    // Half / bfloat16 casts. Encoding rounds to nearest even and saturates
+    // finite values to +-max finite (so error feedback keeps the excess);
+    // inputs are finite. Payload pointers may be unaligned (little-endian).
+    void (*f32_to_f16)(const float* x, void* out, size_t n);
+    void (*f16_to_f32)(const void* in, float* out, size_t n);
+    void (*f16_accumulate)(const void* in, float alpha, float* acc, size_t n);  // acc += alpha*h
+    bool (*f16_all_finite)(const void* in, size_t n);  // no exponent-all-ones values
+    void (*f32_to_bf16)(const float* x, void* out, size_t n);
+    void (*bf16_to_f32)(const void* in, float* out, size_t n);
+    void (*bf16_accumulate)(const void* in, float alpha, float* acc, size_t n);
+    bool (*bf16_all_finite)(const void* in, size_t n);
+
+    // CRC32C (Castagnoli, reflected, poly 0x82F63B78), continuing from `crc`
+    // (pass 0 to start; pre/post inversion handled inside).
+    uint32_t (*crc32c)(uint32_t crc, const void* data, size_t n);
+};
+
+// The table of the active target (GW_SIMD env var at first use, or set by
+// gw_simd_set_target). Cheap: one relaxed atomic load.
+const Table& active();
+// Table of a specific target, or nullptr if not compiled in or not supported by this CPU.
+const Table* table_for(gw_simd_target target);
+// Set the active target (GW_SIMD_AUTO = best supported). Returns GW_ERR_UNSUPPORTED if unavailable.
+gw_status set_target(gw_simd_target target);
+gw_simd_target active_target();
+const char* target_name(gw_simd_target target);
+
+}  // namespace gw::kern

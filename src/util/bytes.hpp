@@ -1,0 +1,34 @@
+// Little-endian loads and stores at any alignment (the wire is little-endian).
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+
+#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
+#error "gradwire currently assumes a little-endian host (payload kernels copy bytes as is)"
+#endif
+
+namespace gw {
+
+template <class T>
+inline T load_le(const uint8_t* p) {
+    T v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+}
+
+template <class T>
+inline void store_le(uint8_t* p, T v) {
+    std::memcpy(p, &v, sizeof v);
+}
+
+// True if none of the n little-endian float32 values at p (any alignment) is NaN or Inf.
+inline bool floats_finite_le(const uint8_t* p, uint64_t n) {
+    for (uint64_t i = 0; i < n; ++i)
+        if ((load_le<uint32_t>(p + 4 * i) & 0x7F800000u) == 0x7F800000u) return false;
+    return true;
+}
+
+inline uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
+
+}  // namespace gw

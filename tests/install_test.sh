@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# meson install into a scratch root; build a C99 program against the installed
+# header and pkg-config file; run it; check that only gw_* symbols are exported.
+set -euo pipefail
+src=$1 build=$2
+root=$(mktemp -d)
+trap 'rm -rf "$root"' EXIT
+meson install -C "$build" --destdir "$root" --quiet >/dev/null
+pc=$(find "$root" -name gradwire.pc | head -n1)
+[ -n "$pc" ] || { echo "gradwire.pc not installed"; exit 1; }
+export PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR=$root
+hdr=$(find "$root" -name gradwire.h | head -n1)
+[ -n "$hdr" ] || { echo "gradwire.h not installed"; exit 1; }
+cc -std=c99 -pedantic-errors -Wall -Wextra -Werror $(pkg-config --cflags gradwire) \
+   "$src/tests/c99_api.c" -o "$root/c99_api" $(pkg-config --libs gradwire)
+so=$(find "$root" -name 'libgradwire.so.*' -type f | head -n1)
+LD_LIBRARY_PATH=$(dirname "$so") "$root/c99_api"
+bad=$(nm -D --defined-only "$so" | awk '{print $3}' | grep -v '^gw_' || true)
+if [ -n "$bad" ]; then echo "non-gw symbols exported:"; echo "$bad"; exit 1; fi
+echo "exported: $(nm -D --defined-only "$so" | grep -c ' gw_') gw_* symbols, soname $(objdump -p "$so" | awk '/SONAME/{print $2}')"

@@ -1,0 +1,116 @@
+// Plain scalar references for ALGORITHMS.md sections 1-3, written from the
+// equations (with the arithmetic order the docs fix so results are exact).
+// No SIMD, no library code: tests compare the library against these.
+#pragma once
+
+#include <cmath>
+#include <cstdint>
+#include <vector>
+
+namespace ref {
+
+using Vec = std::vector<float>;
+
+// Sum in double with the documented fixed order: lane i % 16, folded 8,4,2,1.
+template <class F>
+double fixed_order_sum(size_t n, F term) {
+    double lane[16] = {};
+    for (size_t i = 0; i < n; ++i) lane[i % 16] += term(i);
+    for (int s = 8; s >= 1; s /= 2)
+        for (int j = 0; j < s; ++j) lane[j] += lane[j + s];
+    return lane[0];
+}
+
+// Section 1: C_B(v) = [||v_b||_1/d_b * sign(v_b)]_b with sign(0) = +1.
+// block = 0 means one block for the whole tensor.
+inline Vec scaled_sign(const Vec& v, uint32_t block) {
+    Vec out(v.size());
+    const size_t bs = block ? block : v.size();
+    for (size_t start = 0; start < v.size(); start += bs) {
+        const size_t d = std::min(bs, v.size() - start);
+        const double l1 = fixed_order_sum(d, [&](size_t i) { return std::fabs((double)v[start + i]); });
+        const float s = static_cast<float>(l1 / static_cast<double>(d));
+        for (size_t i = 0; i < d; ++i) out[start + i] = v[start + i] < 0.0f ? -s : s;
+    }
+    return out;
+}
+
+inline Vec sign(const Vec& v) {
+    Vec out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = v[i] < 0.0f ? -1.0f : 1.0f;
+    return out;
+}
+
+enum class Momentum { None, Nesterov, Signum };
+
+// Sections 2-3 worker: m = mu m + g (Nesterov) or mu m + (1-mu) g (signum);
+// p = mu m + g + r e (Nesterov), m + r e (signum), g + r e (none);
+// D = C(p); e = p - D; r = lr_prev / lr.
+struct Worker {
+    Momentum kind;
+    float mu;
+    bool ef;
+    Vec m, e;
+    float lr_prev = 0.0f;
+
+    Worker(size_t n, Momentum k, float mu_, bool ef_) : kind(k), mu(mu_), ef(ef_), m(n), e(n) {}
+
+    // Returns p for this step; `compress` maps p to D.
+    template <class C>
+    Vec step(const Vec& g, float lr, C compress, Vec* p_out = nullptr) {
+        const float r = ef ? lr_prev / lr : 0.0f;
+        Vec p(g.size());
+        for (size_t i = 0; i < g.size(); ++i) {
+            float ei = ef ? r * e[i] : 0.0f;
+            switch (kind) {
+                case Momentum::Nesterov: {
+                    const float m1 = mu * m[i] + g[i];
+                    m[i] = m1;
+                    p[i] = (mu * m1 + g[i]) + ei;
+                    break;
+                }
+                case Momentum::Signum: {
+                    const float m1 = mu * m[i] + (1.0f - mu) * g[i];
+                    m[i] = m1;
+                    p[i] = m1 + ei;
+                    break;
+                }
+                case Momentum::None: p[i] = g[i] + ei; break;
+            }
+        }
+        Vec d = compress(p);
+        if (ef)
+            for (size_t i = 0; i < g.size(); ++i) e[i] = p[i] - d[i];
+        lr_prev = lr;
+        if (p_out) *p_out = p;
+        return d;
+    }
+};
+
+// Server: q = (1/M) sum_i D_i (summed from +0 in push order) + r e_s;
+// D = C(q); e_s = q - D.
+struct Server {
+    bool ef;
+    Vec e;
+    float lr_prev = 0.0f;
+    Server(size_t n, bool ef_) : ef(ef_), e(n) {}
+
+    template <class C>
+    Vec step(const std::vector<Vec>& pushed, float lr, C compress, Vec* q_out = nullptr) {
+        const size_t n = e.size();
+        const float w = 1.0f / static_cast<float>(pushed.size());
+        Vec q(n, 0.0f);
+        for (const Vec& d : pushed)
+            for (size_t i = 0; i < n; ++i) q[i] = q[i] + w * d[i];
+        const float r = ef ? lr_prev / lr : 0.0f;
+        for (size_t i = 0; i < n; ++i) q[i] = q[i] + (ef ? r * e[i] : 0.0f);
+        Vec d = compress(q);
+        if (ef)
+            for (size_t i = 0; i < n; ++i) e[i] = q[i] - d[i];
+        lr_prev = lr;
+        if (q_out) *q_out = q;
+        return d;
+    }
+};
+
+}  // namespace ref

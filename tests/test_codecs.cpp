@@ -1,0 +1,206 @@
+// Codecs through the C API on every SIMD target: frames byte-identical across
+// targets, decoded values equal to the scalar reference of ALGORITHMS.md s.1,
+// decode_accumulate == acc + alpha * decoded, NaN/Inf policy, 16-bit casts.
+#include <cfloat>
+#include <cmath>
+#include <map>
+
+#include "ref_algorithms.hpp"
+#include "test_util.hpp"
+
+using gwtest::bits_equal;
+using gwtest::codec;
+using ref::Vec;
+
+namespace {
+
+const size_t kLengths[] = {0, 1, 7, 8, 9, 63, 64, 65, 1000, 1000003};
+
+// Named adversarial and random inputs of length n.
+std::map<std::string, Vec> inputs(size_t n) {
+    std::map<std::string, Vec> m;
+    m["normal"] = gwtest::random_floats(n, 11);
+    m["zeros"] = Vec(n, 0.0f);
+    m["negzeros"] = Vec(n, -0.0f);
+    Vec denorm(n), huge(n), mixed(n);
+    for (size_t i = 0; i < n; ++i) {
+        denorm[i] = (i % 2 ? -1.0f : 1.0f) * FLT_TRUE_MIN * float(1 + i % 100);
+        huge[i] = (i % 3 ? -1.0f : 1.0f) * (FLT_MAX / float(1 + i % 4));
+        mixed[i] = i % 5 == 0 ? 0.0f : (i % 7 == 0 ? 1e30f : (i % 2 ? -1e-30f : 3.0f));
+    }
+    m["denormals"] = denorm;
+    m["huge"] = huge;
+    m["mixed"] = mixed;
+    return m;
+}
+
+Vec decode(const std::vector<uint8_t>& f, size_t n) {
+    Vec out(n);
+    uint64_t count = ~uint64_t(0);
+    EXPECT_EQ(gw_decode(f.data(), f.size(), out.data(), n, &count), GW_OK);
+    EXPECT_EQ(count, n);
+    return out;
+}
+
+// Reference decode for the codecs whose reference is exact by construction.
+bool has_reference(gw_codec_id id) { return id != GW_CODEC_FP16 && id != GW_CODEC_BF16; }
+Vec reference(gw_codec_id id, uint32_t block, const Vec& x) {
+    switch (id) {
+        case GW_CODEC_SCALED_SIGN: return ref::scaled_sign(x, block);
+        case GW_CODEC_SIGN: return ref::sign(x);
+        default: return x;
+    }
+}
+
+struct Config {
+    gw_codec_id id;
+    uint32_t block;
+};
+const Config kConfigs[] = {{GW_CODEC_IDENTITY, 0},     {GW_CODEC_FP16, 0},       {GW_CODEC_BF16, 0},
+                           {GW_CODEC_SIGN, 0},         {GW_CODEC_SCALED_SIGN, 0}, {GW_CODEC_SCALED_SIGN, 1},
+                           {GW_CODEC_SCALED_SIGN, 7}, {GW_CODEC_SCALED_SIGN, 64}, {GW_CODEC_SCALED_SIGN, 4096}};
+
+}  // namespace
+
+TEST(Codecs, EveryTargetMatchesReferenceAndEachOther) {
+    for (const Config& c : kConfigs)
+        for (size_t n : kLengths) {
+            if (n == 1000003 && c.block == 1) continue;  // a million one-element blocks: slow, adds nothing
+            for (const auto& [name, x] : inputs(n)) {
+                SCOPED_TRACE(testing::Message() << "codec " << c.id << " block " << c.block
+                                                << " n " << n << " input " << name);
+                std::vector<uint8_t> first;
+                const Vec acc0 = gwtest::random_floats(n, 4);
+                gwtest::for_each_target([&](gw_simd_target) {
+                    const auto f = gwtest::encode(codec(c.id, c.block), x);
+                    if (first.empty())
+                        first = f;
+                    else
+                        ASSERT_EQ(f, first) << "frame bytes differ between targets";
+                    const Vec d = decode(f, n);
+                    if (has_reference(c.id)) ASSERT_TRUE(bits_equal(d, reference(c.id, c.block, x)));
+                    // decode_accumulate: acc + alpha * decoded, elementwise, exactly.
+                    Vec acc = acc0;
+                    ASSERT_EQ(gw_decode_accumulate(f.data(), f.size(), -0.37f, acc.data(), n), GW_OK);
+                    Vec want(n);
+                    for (size_t i = 0; i < n; ++i) want[i] = acc0[i] + -0.37f * d[i];
+                    ASSERT_TRUE(bits_equal(acc, want))
+                        << "first diff " << gwtest::first_diff(acc.data(), want.data(), n);
+                });
+            }
+        }
+}
+
+TEST(Codecs, UnalignedInputsAndOutputs) {
+    const size_t n = 1001;
+    const Vec x = gwtest::random_floats(n + 1, 3);
+    for (const Config& c : kConfigs) {
+        std::vector<uint8_t> first;
+        gwtest::for_each_target([&](gw_simd_target) {
+            size_t bound = 0;
+            gw_codec_options o = codec(c.id, c.block);
+            ASSERT_EQ(gw_encode_bound(&o, n, &bound), GW_OK);
+            std::vector<uint8_t> buf(bound + 3);
+            for (size_t shift = 1; shift <= 3; ++shift) {
+                size_t written = 0;
+                ASSERT_EQ(gw_encode(&o, x.data() + 1, n, buf.data() + shift, bound, &written), GW_OK);
+                std::vector<uint8_t> f(buf.begin() + shift, buf.begin() + shift + written);
+                if (first.empty()) first = f;
+                ASSERT_EQ(f, first);
+                Vec out(n + 1);
+                ASSERT_EQ(gw_decode(buf.data() + shift, written, out.data() + 1, n, nullptr), GW_OK);
+                if (has_reference(c.id))
+                    ASSERT_TRUE(bits_equal(out.data() + 1, reference(c.id, c.block, Vec(x.begin() + 1, x.end())).data(), n));
+            }
+        });
+    }
+}
+
+TEST(Codecs, NonFiniteInputIsRefused) {
+    for (const Config& c : kConfigs)
+        for (float bad : {NAN, -NAN, INFINITY, -INFINITY})
+            for (size_t pos : {size_t(0), size_t(31), size_t(99)}) {
+                Vec x = gwtest::random_floats(100, 1);
+                x[pos] = bad;
+                gw_codec_options o = codec(c.id, c.block);
+                std::vector<uint8_t> f(1000);
+                size_t written = 12345;
+                EXPECT_EQ(gw_encode(&o, x.data(), x.size(), f.data(), f.size(), &written), GW_ERR_NONFINITE)
+                    << "codec " << c.id;
+                EXPECT_EQ(written, 12345u);
+            }
+}
+
+TEST(Codecs, ScaledSignSemantics) {
+    // sign(0) = +1 (documented); a zero block has scale 0.
+    const Vec x = {0.0f, -0.0f, 2.0f, -4.0f};
+    const auto f = gwtest::encode(codec(GW_CODEC_SCALED_SIGN), x);
+    const Vec d = decode(f, 4);
+    EXPECT_EQ(d, (Vec{1.5f, 1.5f, 1.5f, -1.5f}));
+    const auto z = gwtest::encode(codec(GW_CODEC_SCALED_SIGN, 2), x);
+    EXPECT_EQ(decode(z, 4), (Vec{0.0f, 0.0f, 3.0f, -3.0f}));
+    // Wire cost: d sign bits + B float32 scales + 34 bytes of framing.
+    EXPECT_EQ(gwtest::encode(codec(GW_CODEC_SCALED_SIGN), Vec(1024, 1.0f)).size(), 30u + 4 + 4 + 128);
+}
+
+TEST(Codecs, PhiDiagnostic) {
+    double phi = 0;
+    Vec flat(100, -3.0f);
+    ASSERT_EQ(gw_scaled_sign_phi(flat.data(), flat.size(), 0, &phi), GW_OK);
+    EXPECT_DOUBLE_EQ(phi, 1.0);
+    Vec spike(100, 0.0f);
+    spike[3] = 5.0f;
+    ASSERT_EQ(gw_scaled_sign_phi(spike.data(), spike.size(), 0, &phi), GW_OK);
+    EXPECT_DOUBLE_EQ(phi, 1.0 / 100);
+    // Blockwise: the spike's block of 10 gives 1/10, flat blocks give 1.
+    ASSERT_EQ(gw_scaled_sign_phi(spike.data(), spike.size(), 10, &phi), GW_OK);
+    EXPECT_DOUBLE_EQ(phi, 1.0 / 10);
+    spike[50] = NAN;
+    EXPECT_EQ(gw_scaled_sign_phi(spike.data(), spike.size(), 10, &phi), GW_ERR_NONFINITE);
+}
+
+TEST(Codecs, HalfPrecisionKnownValues) {
+    auto half_bits = [](gw_codec_id id, float v) {
+        const auto f = gwtest::encode(codec(id), Vec{v});
+        uint16_t h;
+        std::memcpy(&h, &f[26], 2);
+        return h;
+    };
+    gwtest::for_each_target([&](gw_simd_target) {
+        EXPECT_EQ(half_bits(GW_CODEC_FP16, 1.0f), 0x3C00);
+        EXPECT_EQ(half_bits(GW_CODEC_FP16, -2.0f), 0xC000);
+        EXPECT_EQ(half_bits(GW_CODEC_FP16, 65504.0f), 0x7BFF);
+        EXPECT_EQ(half_bits(GW_CODEC_FP16, 1e6f), 0x7BFF);    // saturates
+        EXPECT_EQ(half_bits(GW_CODEC_FP16, -1e30f), 0xFBFF);  // saturates
+        EXPECT_EQ(half_bits(GW_CODEC_FP16, 65520.0f), 0x7BFF); // would round to Inf in IEEE
+        EXPECT_EQ(half_bits(GW_CODEC_FP16, 0x1.0p-24f), 0x0001);  // smallest subnormal
+        EXPECT_EQ(half_bits(GW_CODEC_FP16, 0x1.0p-26f), 0x0000);  // rounds to zero
+        EXPECT_EQ(half_bits(GW_CODEC_FP16, 1.0f + 0x1.0p-11f), 0x3C00);  // tie -> even
+        EXPECT_EQ(half_bits(GW_CODEC_FP16, 1.0f + 0x1.8p-10f), 0x3C02);  // tie -> even (up)
+        EXPECT_EQ(half_bits(GW_CODEC_BF16, 1.0f), 0x3F80);
+        EXPECT_EQ(half_bits(GW_CODEC_BF16, FLT_MAX), 0x7F7F);  // saturates instead of Inf
+        EXPECT_EQ(half_bits(GW_CODEC_BF16, 1.0f + 0x1.0p-8f), 0x3F80);   // tie -> even
+        EXPECT_EQ(half_bits(GW_CODEC_BF16, 1.0f + 0x1.8p-7f), 0x3F82);   // tie -> even (up)
+    });
+    // Round trip error bound: relative 2^-11 (fp16 normal range) / 2^-8 (bf16).
+    const Vec x = gwtest::random_floats(10000, 8, 10.0f);
+    const Vec h = decode(gwtest::encode(codec(GW_CODEC_FP16), x), x.size());
+    const Vec b = decode(gwtest::encode(codec(GW_CODEC_BF16), x), x.size());
+    for (size_t i = 0; i < x.size(); ++i) {
+        if (std::fabs(x[i]) > 1e-4f) EXPECT_LE(std::fabs(h[i] - x[i]), std::fabs(x[i]) * 0x1.0p-11f);
+        EXPECT_LE(std::fabs(b[i] - x[i]), std::fabs(x[i]) * 0x1.0p-8f);
+    }
+}
+
+TEST(Simd, TargetsCanBeForced) {
+    EXPECT_TRUE(gw_simd_target_supported(GW_SIMD_SCALAR));
+    EXPECT_FALSE(gw_simd_target_supported(GW_SIMD_AUTO));
+    for (gw_simd_target t : gwtest::supported_targets()) {
+        ASSERT_EQ(gw_simd_set_target(t), GW_OK);
+        EXPECT_EQ(gw_simd_active_target(), t);
+        std::printf("[ target ] %s supported\n", gw_simd_target_name(t));
+    }
+    EXPECT_EQ(gw_simd_set_target(static_cast<gw_simd_target>(99)), GW_ERR_UNSUPPORTED);
+    ASSERT_EQ(gw_simd_set_target(GW_SIMD_AUTO), GW_OK);
+    EXPECT_NE(gw_simd_active_target(), GW_SIMD_AUTO);
+}

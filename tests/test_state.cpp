@@ -1,0 +1,197 @@
+// Checkpoints: save/load round trips continue bit-identically; corrupted,
+// truncated or mismatched blobs get their status code and change nothing.
+#include "test_util.hpp"
+
+using gwtest::codec;
+using gwtest::random_floats;
+
+namespace {
+
+gw_worker* make_worker(uint64_t n, gw_momentum m = GW_MOMENTUM_NESTEROV, int ef = 1,
+                       uint32_t block = 0) {
+    gw_worker_options o;
+    gw_worker_options_init(&o, GW_WORKER_OPTIONS_VERSION);
+    o.n = n;
+    o.codec = codec(GW_CODEC_SCALED_SIGN, block);
+    o.momentum = m;
+    o.error_feedback = ef;
+    gw_worker* w = nullptr;
+    EXPECT_EQ(gw_worker_create(&w, &o), GW_OK);
+    return w;
+}
+
+gw_server* make_server(uint64_t total, uint64_t off, uint64_t len, uint32_t M, int ef = 1) {
+    gw_server_options o;
+    gw_server_options_init(&o, GW_SERVER_OPTIONS_VERSION);
+    o.total = total, o.offset = off, o.length = len, o.num_workers = M, o.error_feedback = ef;
+    gw_server* s = nullptr;
+    EXPECT_EQ(gw_server_create(&s, &o), GW_OK);
+    return s;
+}
+
+std::vector<uint8_t> step(gw_worker* w, uint64_t n, int t) {
+    size_t bound = 0, written = 0;
+    gw_worker_frame_bound(w, &bound);
+    std::vector<uint8_t> f(bound);
+    const auto g = random_floats(n, 500 + t);
+    EXPECT_EQ(gw_worker_step(w, g.data(), 0.1f / (1 + t % 7), f.data(), f.size(), &written), GW_OK);
+    f.resize(written);
+    return f;
+}
+
+std::vector<uint8_t> save(const gw_worker* w) {
+    size_t bound = 0, written = 0;
+    gw_worker_save_bound(w, &bound);
+    std::vector<uint8_t> b(bound);
+    EXPECT_EQ(gw_worker_save(w, b.data(), b.size(), &written), GW_OK);
+    b.resize(written);
+    return b;
+}
+
+std::vector<uint8_t> save(const gw_server* s) {
+    size_t bound = 0, written = 0;
+    gw_server_save_bound(s, &bound);
+    std::vector<uint8_t> b(bound);
+    EXPECT_EQ(gw_server_save(s, b.data(), b.size(), &written), GW_OK);
+    b.resize(written);
+    return b;
+}
+
+void push(gw_server* s, uint64_t n, int seed) {
+    const auto f = gwtest::encode(codec(GW_CODEC_SCALED_SIGN), random_floats(n, seed));
+    ASSERT_EQ(gw_server_push(s, f.data(), f.size()), GW_OK);
+}
+
+std::vector<uint8_t> server_step(gw_server* s, float lr) {
+    size_t bound = 0, written = 0;
+    gw_server_frame_bound(s, &bound);
+    std::vector<uint8_t> f(bound);
+    EXPECT_EQ(gw_server_step(s, lr, f.data(), f.size(), &written), GW_OK);
+    f.resize(written);
+    return f;
+}
+
+}  // namespace
+
+TEST(State, WorkerRestoreContinuesBitIdentically) {
+    const uint64_t n = 333;
+    for (gw_momentum m : {GW_MOMENTUM_NONE, GW_MOMENTUM_NESTEROV, GW_MOMENTUM_SIGNUM})
+        for (int ef : {0, 1}) {
+            gw_worker* a = make_worker(n, m, ef, 32);
+            for (int t = 0; t < 37; ++t) step(a, n, t);
+            const auto blob = save(a);
+            gw_worker* b = make_worker(n, m, ef, 32);
+            ASSERT_EQ(gw_worker_load(b, blob.data(), blob.size()), GW_OK);
+            EXPECT_EQ(save(b), blob);
+            for (int t = 37; t < 60; ++t) ASSERT_EQ(step(a, n, t), step(b, n, t)) << "step " << t;
+            gw_worker_free(a);
+            gw_worker_free(b);
+        }
+}
+
+TEST(State, ServerRestoreMidRoundContinuesBitIdentically) {
+    const uint64_t total = 100, off = 40, len = 60;
+    const uint32_t M = 3;
+    gw_server* a = make_server(total, off, len, M);
+    for (int t = 0; t < 10; ++t) {
+        for (uint32_t i = 0; i < M; ++i) push(a, len, t * 3 + i);
+        server_step(a, 0.1f / (t + 1));
+    }
+    push(a, len, 1000);  // save with one push of the round already in
+    const auto blob = save(a);
+    gw_server* b = make_server(total, off, len, M);
+    ASSERT_EQ(gw_server_load(b, blob.data(), blob.size()), GW_OK);
+    for (gw_server* s : {a, b}) {
+        push(s, len, 1001);
+        push(s, len, 1002);
+    }
+    EXPECT_EQ(server_step(a, 0.01f), server_step(b, 0.01f));
+    gw_server_free(a);
+    gw_server_free(b);
+}
+
+TEST(State, CorruptionAtEveryByteIsRejectedAndChangesNothing) {
+    const uint64_t n = 20;
+    gw_worker* a = make_worker(n);
+    for (int t = 0; t < 3; ++t) step(a, n, t);
+    const auto blob = save(a);
+    gw_worker* b = make_worker(n);  // fresh: its state must stay fresh
+    const auto fresh = save(b);
+    for (size_t i = 0; i < blob.size(); ++i) {
+        auto bad = blob;
+        bad[i] ^= 0x40;
+        const gw_status st = gw_worker_load(b, bad.data(), bad.size());
+        EXPECT_TRUE(st == GW_ERR_STATE_MAGIC || st == GW_ERR_STATE_VERSION ||
+                    st == GW_ERR_STATE_CHECKSUM)
+            << "byte " << i << ": " << gw_status_str(st);
+    }
+    for (size_t len = 0; len < blob.size(); ++len) {
+        std::vector<uint8_t> prefix(blob.begin(), blob.begin() + len);
+        EXPECT_NE(gw_worker_load(b, prefix.data(), prefix.size()), GW_OK) << "length " << len;
+    }
+    EXPECT_EQ(save(b), fresh);
+    auto longer = blob;
+    longer.insert(longer.end() - 4, 0);
+    gwtest::refresh_crc(longer);
+    EXPECT_EQ(gw_worker_load(b, longer.data(), longer.size()), GW_ERR_STATE_CORRUPT);
+    EXPECT_EQ(save(b), fresh);
+    gw_worker_free(a);
+    gw_worker_free(b);
+}
+
+TEST(State, SpecificErrors) {
+    const uint64_t n = 16;
+    gw_worker* w = make_worker(n);
+    step(w, n, 0);
+    const auto blob = save(w);
+    auto bad = blob;
+    bad[0] = 'X';
+    EXPECT_EQ(gw_worker_load(w, bad.data(), bad.size()), GW_ERR_STATE_MAGIC);
+    bad = blob;
+    bad[4] = 9;
+    EXPECT_EQ(gw_worker_load(w, bad.data(), bad.size()), GW_ERR_STATE_VERSION);
+    bad = blob;
+    bad[bad.size() - 1] ^= 1;
+    EXPECT_EQ(gw_worker_load(w, bad.data(), bad.size()), GW_ERR_STATE_CHECKSUM);
+    // A NaN residual with a valid checksum: corrupt content.
+    bad = blob;
+    const uint32_t nan = 0x7FC00000u;
+    std::memcpy(&bad[bad.size() - 8], &nan, 4);
+    gwtest::refresh_crc(bad);
+    EXPECT_EQ(gw_worker_load(w, bad.data(), bad.size()), GW_ERR_STATE_CORRUPT);
+    // Differently configured handles.
+    gw_worker* other_n = make_worker(n + 1);
+    gw_worker* other_m = make_worker(n, GW_MOMENTUM_SIGNUM);
+    gw_worker* other_ef = make_worker(n, GW_MOMENTUM_NESTEROV, 0);
+    gw_worker* other_block = make_worker(n, GW_MOMENTUM_NESTEROV, 1, 8);
+    for (gw_worker* o : {other_n, other_m, other_ef, other_block})
+        EXPECT_EQ(gw_worker_load(o, blob.data(), blob.size()), GW_ERR_STATE_MISMATCH);
+    // A server blob is not a worker blob, and vice versa.
+    gw_server* s = make_server(n, 0, n, 2);
+    const auto sblob = save(s);
+    EXPECT_EQ(gw_worker_load(w, sblob.data(), sblob.size()), GW_ERR_STATE_MISMATCH);
+    EXPECT_EQ(gw_server_load(s, blob.data(), blob.size()), GW_ERR_STATE_MISMATCH);
+    gw_server* s2 = make_server(n + 4, 4, n, 2);
+    EXPECT_EQ(gw_server_load(s2, sblob.data(), sblob.size()), GW_ERR_STATE_MISMATCH);
+    EXPECT_EQ(gw_worker_load(w, nullptr, 0), GW_ERR_STATE_CORRUPT);
+    EXPECT_EQ(gw_worker_load(w, nullptr, 10), GW_ERR_NULL_POINTER);
+    size_t written = 0;
+    std::vector<uint8_t> small(blob.size() - 1);
+    EXPECT_EQ(gw_worker_save(w, small.data(), small.size(), &written), GW_ERR_BUFFER_TOO_SMALL);
+    for (gw_worker* o : {w, other_n, other_m, other_ef, other_block}) gw_worker_free(o);
+    gw_server_free(s);
+    gw_server_free(s2);
+}
+
+TEST(State, ServerBlobPushCountIsValidated) {
+    const uint64_t n = 8;
+    gw_server* s = make_server(n, 0, n, 2);
+    auto blob = save(s);
+    // Body offset of `pushes`: header 8 + 3*8 + 4 + 1 + 4 + 1 + 8 + 4.
+    const size_t at = 8 + 24 + 4 + 1 + 4 + 1 + 8 + 4;
+    const uint32_t three = 3;
+    std::memcpy(&blob[at], &three, 4);
+    gwtest::refresh_crc(blob);
+    EXPECT_EQ(gw_server_load(s, blob.data(), blob.size()), GW_ERR_STATE_CORRUPT);
+    gw_server_free(s);
+}
