@@ -11,14 +11,15 @@
 #include "frame/frame.hpp"
 #include "kernels/kernels.hpp"
 #include "rng.hpp"
+#include "util/bytes.hpp"
 
 #define GW_STR2(x) #x
 #define GW_STR(x) GW_STR2(x)
 
 extern "C" {
 
-const char* gw_status_str(gw_status s) {
-    switch (s) {
+const char* gw_status_str(gw_status status) {
+    switch (gw::enum_value(status)) {
         case GW_OK: return "ok";
         case GW_ERR_NULL_POINTER: return "a required pointer argument is NULL";
         case GW_ERR_INVALID_ARGUMENT: return "an argument is out of its documented range";
@@ -58,12 +59,22 @@ const char* gw_version_string(void) {
 
 /* SIMD ------------------------------------------------------------------- */
 
-gw_status gw_simd_set_target(gw_simd_target t) { return gw::kern::set_target(t); }
+// Out-of-range target values from C become 7: inside the C++ enum's value
+// range (so the cast is defined) but no target, so callees reject it.
+static gw_simd_target checked_target(const gw_simd_target& t) {
+    const int v = gw::enum_value(t);
+    return static_cast<gw_simd_target>(v >= GW_SIMD_AUTO && v <= GW_SIMD_AVX512 ? v : 7);
+}
+
+gw_status gw_simd_set_target(gw_simd_target t) { return gw::kern::set_target(checked_target(t)); }
 gw_simd_target gw_simd_active_target(void) { return gw::kern::active_target(); }
-int gw_simd_target_supported(gw_simd_target t) {
+int gw_simd_target_supported(gw_simd_target target) {
+    const gw_simd_target t = checked_target(target);
     return t != GW_SIMD_AUTO && gw::kern::table_for(t) != nullptr;
 }
-const char* gw_simd_target_name(gw_simd_target t) { return gw::kern::target_name(t); }
+const char* gw_simd_target_name(gw_simd_target t) {
+    return gw::kern::target_name(checked_target(t));
+}
 
 /* Codecs and frames -------------------------------------------------------- */
 

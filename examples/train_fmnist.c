@@ -393,6 +393,15 @@ static void mlp_backward(const float *restrict x, const float *restrict xt, int 
 static void gather_batch(const dataset *ds, const int *idx, int n, float *xt, unsigned char *y)
 {
     int b, k;
+    if (getenv("GWX_NORM")) { /*XXX*/
+    for (b = 0; b < n; b++) {
+        const unsigned char *img = ds->images + (size_t)idx[b] * IN_DIM;
+        for (k = 0; k < IN_DIM; k++)
+            xt[(size_t)k * n + b] = ((float)img[k] * (1.0f / 255.0f) - 0.2860f) / 0.3530f;
+        y[b] = ds->labels[idx[b]];
+    }
+    return;
+    }
     for (b = 0; b < n; b++) {
         const unsigned char *img = ds->images + (size_t)idx[b] * IN_DIM;
         for (k = 0; k < IN_DIM; k++)
@@ -524,6 +533,7 @@ typedef struct config {
     int check;
     int quick;
     int threads;
+    uint32_t block; /* scaled-sign block size, 0 = one block per slice */
     int train_limit, test_limit; /* 0 = all */
     const char *data_dir;
 } config;
@@ -538,6 +548,7 @@ static void usage(FILE *out)
             "  --lr X           peak learning rate, cosine decay to 1%% (default 0.1)\n"
             "  --method ef|sgdm|both   (default both)\n"
             "  --seed S         init and data order (default 1)\n"
+            "  --block N        scaled-sign block size (default 0: one block per slice)\n"
             "  --threads T      compute threads (default: min(workers, CPUs))\n"
             "  --data DIR       idx files (default " DEFAULT_DATA_DIR ")\n"
             "  --quick          1 epoch on a 12800-sample subset (smoke test)\n"
@@ -579,6 +590,7 @@ static void parse_args(int argc, char **argv, config *cfg)
     cfg->check = 0;
     cfg->quick = 0;
     cfg->threads = 0;
+    cfg->block = 0;
     cfg->train_limit = 0;
     cfg->test_limit = 0;
     cfg->data_dir = DEFAULT_DATA_DIR;
@@ -623,6 +635,11 @@ static void parse_args(int argc, char **argv, config *cfg)
             if (parse_long(val, 0, 256, &v))
                 bad_arg(opt, val);
             cfg->threads = (int)v;
+        } else if (!strcmp(opt, "--block")) {
+            NEED_VAL();
+            if (parse_long(val, 0, 1L << 30, &v))
+                bad_arg(opt, val);
+            cfg->block = (uint32_t)v;
         } else if (!strcmp(opt, "--seed")) {
             char *end;
             NEED_VAL();
@@ -742,7 +759,7 @@ static void cluster_create(cluster *c, const config *cfg, int method)
 
     check(gw_codec_options_init(&codec, GW_CODEC_OPTIONS_VERSION), "gw_codec_options_init");
     codec.codec = method == METHOD_EF ? GW_CODEC_SCALED_SIGN : GW_CODEC_IDENTITY;
-    codec.block_size = 0; /* one block per slice */
+    codec.block_size = method == METHOD_EF ? cfg->block : 0; /* 0: one block per slice */
 
     for (t = 0; t < NT; t++)
         for (s = 0; s < M; s++)
@@ -766,6 +783,7 @@ static void cluster_create(cluster *c, const config *cfg, int method)
             so.length = c->slen[t][s];
             so.num_workers = (uint32_t)M;
             so.codec = codec;
+            if (getenv("GWX_SRV_ID")) so.codec.codec = GW_CODEC_IDENTITY; /*XXX*/
             so.error_feedback = 1;
             check(gw_server_create(&c->sv[t * M + s], &so), "gw_server_create");
             check(gw_server_frame_bound(c->sv[t * M + s], &fb->cap), "gw_server_frame_bound");
@@ -798,8 +816,11 @@ static void cluster_create(cluster *c, const config *cfg, int method)
                       "gw_worker_options_init");
                 wo.n = c->slen[t][s];
                 wo.codec = codec;
+                if (getenv("GWX_WK_ID")) wo.codec.codec = GW_CODEC_IDENTITY; /*XXX*/
                 wo.momentum = GW_MOMENTUM_NESTEROV;
                 wo.mu = 0.9f;
+                if (getenv("GWX_MU")) wo.mu = (float)atof(getenv("GWX_MU")); /*XXX*/
+                if (getenv("GWX_NOMOM")) wo.momentum = GW_MOMENTUM_NONE; /*XXX*/
                 wo.error_feedback = 1;
                 check(gw_worker_create(&w->ef[t * M + s], &wo), "gw_worker_create");
                 check(gw_worker_frame_bound(w->ef[t * M + s], &fb->cap), "gw_worker_frame_bound");
@@ -1025,6 +1046,7 @@ static float lr_at(const config *cfg, long step, long total)
 {
     const double lo = cfg->lr * cfg->lr_final;
     const double frac = total > 1 ? (double)step / (double)(total - 1) : 1.0;
+    if (getenv("GWX_WARM") && step < atol(getenv("GWX_WARM"))) return (float)(cfg->lr * (step + 1) / atol(getenv("GWX_WARM"))); /*XXX*/
     return (float)(lo + 0.5 * (cfg->lr - lo) * (1.0 + cos(3.14159265358979323846 * frac)));
 }
 
@@ -1114,6 +1136,21 @@ static run_result train(const config *cfg, int method, pool *p, const dataset *t
             loss_sum += step_loss / M;
             progress(tty, method_name[method], epoch, cfg->epochs, step + 1, steps,
                      loss_sum / (step + 1), &last_decile);
+        }
+        if (getenv("GWX_DIAG")) { /*XXX*/
+            int tt, ss;
+            for (tt = 0; tt < NT; tt++) for (ss = 0; ss < M; ss++) {
+                uint64_t n = c.slen[tt][ss], q; double phi, ne = 0, nm = 0, ng = 0, nx = 0;
+                float *e = xmalloc(4 * n), *mm = xmalloc(4 * n);
+                const float *g = c.w[0].grad + tensor_off[tt] + c.soff[tt][ss];
+                const float *xx = c.w[0].x + tensor_off[tt] + c.soff[tt][ss];
+                gw_scaled_sign_phi(g, n, 0, &phi);
+                gw_worker_residual(c.w[0].ef[tt * M + ss], e, n);
+                gw_worker_momentum(c.w[0].ef[tt * M + ss], mm, n);
+                for (q = 0; q < n; q++) { ne += e[q]*e[q]; nm += mm[q]*mm[q]; ng += g[q]*g[q]; nx += xx[q]*xx[q]; }
+                fprintf(stderr, "   %s[%d] phi(g) %.3f |g| %.3g |m| %.3g |e| %.3g |x| %.3g\n", tensor_name[tt], ss, phi, sqrt(ng), sqrt(nm), sqrt(ne), sqrt(nx));
+                free(e); free(mm);
+            }
         }
         acc = evaluate(&c, p, test_set, test_n, &test_loss);
         res.train_loss = loss_sum / steps;

@@ -66,7 +66,9 @@ TEST(Codecs, EveryTargetMatchesReferenceAndEachOther) {
     for (const Config& c : kConfigs)
         for (size_t n : kLengths) {
             if (n == 1000003 && c.block == 1) continue;  // a million one-element blocks: slow, adds nothing
-            for (const auto& [name, x] : inputs(n)) {
+            for (const auto& named : inputs(n)) {
+                const std::string& name = named.first;
+                const Vec& x = named.second;
                 SCOPED_TRACE(testing::Message() << "codec " << c.id << " block " << c.block
                                                 << " n " << n << " input " << name);
                 std::vector<uint8_t> first;

@@ -24,6 +24,7 @@ bool payload_size(const CodecParams&, uint64_t n, uint64_t* bytes) {
 gw_status encode(const CodecParams&, const float* x, uint64_t n, uint8_t* payload,
                  float* residual) {
     if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
+    if (n == 0) return GW_OK;  // x may be NULL
     std::memcpy(payload, x, n * sizeof(float));
     if (residual) std::memset(residual, 0, n * sizeof(float));  // x - x == +0 exactly
     return GW_OK;

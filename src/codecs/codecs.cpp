@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "codecs/codec.hpp"
+#include "util/bytes.hpp"
 
 namespace gw {
 
@@ -25,11 +26,11 @@ const Codec* codec_for(unsigned id) {
 gw_status codec_params_from_options(const gw_codec_options* opts, CodecParams* out) {
     if (!opts) return GW_ERR_NULL_POINTER;
     if (opts->version != GW_CODEC_OPTIONS_VERSION) return GW_ERR_OPTIONS_VERSION;
-    if (!codec_for(static_cast<unsigned>(opts->codec))) return GW_ERR_INVALID_ARGUMENT;
+    const int id = enum_value(opts->codec);
+    if (id < 0 || !codec_for(static_cast<unsigned>(id))) return GW_ERR_INVALID_ARGUMENT;
     // block_size only means something to the blockwise codec; elsewhere it must be 0.
-    if (opts->codec != GW_CODEC_SCALED_SIGN && opts->block_size != 0)
-        return GW_ERR_INVALID_ARGUMENT;
-    out->id = opts->codec;
+    if (id != GW_CODEC_SCALED_SIGN && opts->block_size != 0) return GW_ERR_INVALID_ARGUMENT;
+    out->id = static_cast<gw_codec_id>(id);
     out->block_size = opts->block_size;
     return GW_OK;
 }

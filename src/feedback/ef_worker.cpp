@@ -32,13 +32,14 @@ gw_status gw_worker::create(const gw_worker_options& o, gw_worker** out) {
     gw_status st = gw::codec_params_from_options(&o.codec, &c.codec);
     if (st != GW_OK) return st;
     if (o.n == 0) return GW_ERR_INVALID_ARGUMENT;
-    if (o.momentum != GW_MOMENTUM_NONE && o.momentum != GW_MOMENTUM_NESTEROV &&
-        o.momentum != GW_MOMENTUM_SIGNUM)
+    const int momentum = gw::enum_value(o.momentum);
+    if (momentum != GW_MOMENTUM_NONE && momentum != GW_MOMENTUM_NESTEROV &&
+        momentum != GW_MOMENTUM_SIGNUM)
         return GW_ERR_INVALID_ARGUMENT;
     if (!(o.mu >= 0.0f && o.mu < 1.0f)) return GW_ERR_INVALID_ARGUMENT;  // also rejects NaN
     if (o.error_feedback != 0 && o.error_feedback != 1) return GW_ERR_INVALID_ARGUMENT;
     c.n = o.n;
-    c.momentum = o.momentum;
+    c.momentum = static_cast<gw_momentum>(momentum);
     c.mu = o.mu;
     c.error_feedback = o.error_feedback == 1;
 

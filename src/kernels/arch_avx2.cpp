@@ -5,7 +5,7 @@
 #include "kernels/tables.hpp"
 
 #if defined(__AVX2__) && defined(__x86_64__)
-#define GW_KERN_XSIMD 1
+#define GW_KERN_XSIMD gw_kern_xsimd_avx2
 #include "kernels/kernels_impl.hpp"
 
 namespace gw::kern {

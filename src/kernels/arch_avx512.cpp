@@ -7,7 +7,7 @@
 
 #if defined(__AVX512F__) && defined(__AVX512CD__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && \
     defined(__AVX512VL__) && defined(__x86_64__)
-#define GW_KERN_XSIMD 1
+#define GW_KERN_XSIMD gw_kern_xsimd_avx512
 #include "kernels/kernels_impl.hpp"
 
 namespace gw::kern {

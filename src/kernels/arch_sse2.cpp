@@ -5,7 +5,7 @@
 #include "kernels/tables.hpp"
 
 #if defined(__SSE2__) && (defined(__x86_64__) || defined(__i386__))
-#define GW_KERN_XSIMD 1
+#define GW_KERN_XSIMD gw_kern_xsimd_sse2
 #include "kernels/kernels_impl.hpp"
 
 namespace gw::kern {

@@ -12,8 +12,9 @@
 // Arithmetic follows kernels.hpp exactly (no FMA: the build uses
 // -ffp-contract=off; the pragma below covers clang builds without it).
 //
-// Define GW_KERN_XSIMD before including to get the vector kernels
-// (Simd<Arch>); without it only the portable scalar kernels are available.
+// Define GW_KERN_XSIMD (to a namespace name unique to the arch file, see
+// below) before including to get the vector kernels (Simd<Arch>); without it
+// only the portable scalar kernels are available.
 #pragma once
 
 #include <cstddef>
@@ -24,6 +25,29 @@
 #include "kernels/kernels.hpp"
 
 #if defined(GW_KERN_XSIMD)
+// xsimd goes into a namespace unique to the including arch file
+// (GW_KERN_XSIMD names it), reached through the alias `xsimd`. Without
+// optimisation (-O0) xsimd's inline helpers are emitted as weak symbols, and
+// several arch files use the same ones (e.g. simd_register<float, sse2> is
+// also used by the AVX2 code); the linker would keep one copy, possibly the
+// one compiled with -mavx2, for the SSE2 table. Wrapped, every arch file has
+// its own names. The headers xsimd includes are included first so their
+// include guards keep them out of the wrapper.
+#include <algorithm>
+#include <array>
+#include <cassert>
+#include <cmath>
+#include <complex>
+#include <cstdlib>
+#include <initializer_list>
+#include <iterator>
+#include <limits>
+#include <memory>
+#include <ostream>
+#include <stdexcept>
+#include <tuple>
+#include <type_traits>
+
 // GCC 12's AVX-512 intrinsics trip a false -Wmaybe-uninitialized on their
 // _mm512_undefined_*() placeholders (GCC PR105593); silence it for the
 // intrinsic headers only (diagnostic pragmas apply by source location).
@@ -33,11 +57,17 @@
 #endif
 #include <immintrin.h>
 
+namespace GW_KERN_XSIMD {
+namespace xsimd {}
+}  // namespace GW_KERN_XSIMD
+namespace xsimd = GW_KERN_XSIMD::xsimd;
+namespace GW_KERN_XSIMD {
 #include <xsimd/xsimd.hpp>
+}  // namespace GW_KERN_XSIMD
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic pop
 #endif
-#endif
+#endif  // GW_KERN_XSIMD
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF
@@ -508,16 +538,6 @@ inline uint32_t crc32c_hw(uint32_t crc, const void* data, size_t n) {
 template <class A>
 struct Ops;
 
-// Table entry points inline everything they call, xsimd included: with no
-// optimisation (-O0) xsimd's helpers would otherwise be emitted as weak
-// symbols shared between the arch TUs (e.g. simd_register<float, sse2> is
-// also used by the AVX2 code), and the linker could keep the AVX2 copy for
-// the SSE2 table.
-#if defined(__GNUC__) || defined(__clang__)
-#define GW_KERN_ENTRY __attribute__((flatten))
-#else
-#define GW_KERN_ENTRY
-#endif
 
 #if defined(__SSE2__)
 template <class A>
@@ -708,11 +728,11 @@ struct Simd {
             Scalar::sum_abs_range(x, i, n, lanes);
         return Scalar::fold16(lanes);
     }
-    GW_KERN_ENTRY static double sum_abs(const float* x, size_t n) { return sum_impl<false>(x, n); }
-    GW_KERN_ENTRY static double sum_sq(const float* x, size_t n) { return sum_impl<true>(x, n); }
+    static double sum_abs(const float* x, size_t n) { return sum_impl<false>(x, n); }
+    static double sum_sq(const float* x, size_t n) { return sum_impl<true>(x, n); }
 
     // ---- finiteness: (bits & expmask) + expunit sets the top bit iff exp is all ones ----
-    GW_KERN_ENTRY static bool all_finite(const float* x, size_t n) {
+    static bool all_finite(const float* x, size_t n) {
         const I expm(0x7F800000), unit(0x00800000), zero(0);
         size_t i = 0;
         while (n - i >= 4 * W) {
@@ -752,8 +772,8 @@ struct Simd {
         else
             return Scalar::bf16_all_finite_range(p, i, n);
     }
-    GW_KERN_ENTRY static bool f16_all_finite(const void* in, size_t n) { return half_all_finite<0x7C00>(in, n); }
-    GW_KERN_ENTRY static bool bf16_all_finite(const void* in, size_t n) { return half_all_finite<0x7F80>(in, n); }
+    static bool f16_all_finite(const void* in, size_t n) { return half_all_finite<0x7C00>(in, n); }
+    static bool bf16_all_finite(const void* in, size_t n) { return half_all_finite<0x7F80>(in, n); }
 
     // ---- element-wise float kernels ----
     template <class Body>
@@ -765,7 +785,7 @@ struct Simd {
         return i;
     }
 
-    GW_KERN_ENTRY static void ef_combine(const float* g, const float* m, const float* e, EfCoef c, float* p,
+    static void ef_combine(const float* g, const float* m, const float* e, EfCoef c, float* p,
                            size_t n) {
         const F mu(c.mu), kg(c.kg), nu(c.nu), kp(c.kp), r(c.r);
         const size_t i = elementwise(n, [&](size_t j) {
@@ -782,7 +802,7 @@ struct Simd {
         Scalar::ef_combine_range(g, m, e, c, p, i, n);
     }
 
-    GW_KERN_ENTRY static void momentum_update(float* m, const float* g, float mu, float kg, size_t n) {
+    static void momentum_update(float* m, const float* g, float mu, float kg, size_t n) {
         const F vmu(mu), vkg(kg);
         const size_t i = elementwise(n, [&](size_t j) {
             const F t1 = vmu * loadf(m + j);
@@ -792,7 +812,7 @@ struct Simd {
         Scalar::momentum_update_range(m, g, mu, kg, i, n);
     }
 
-    GW_KERN_ENTRY static void axpy(float alpha, const void* x, float* acc, size_t n) {
+    static void axpy(float alpha, const void* x, float* acc, size_t n) {
         const unsigned char* xb = cb(x);
         const F va(alpha);
         const size_t i = elementwise(n, [&](size_t j) {
@@ -806,7 +826,7 @@ struct Simd {
     // Groups of G elements (G/8 whole bytes) after the 64-element main loop.
     static constexpr size_t G = W < 8 ? 8 : W;
 
-    GW_KERN_ENTRY static void sign_pack(const float* x, size_t n, uint8_t* bits) {
+    static void sign_pack(const float* x, size_t n, uint8_t* bits) {
         const F zero(0.0f);
         size_t i = 0;
         for (; i + 64 <= n; i += 64) {
@@ -828,7 +848,7 @@ struct Simd {
         Scalar::sign_pack_range(x, i, n, bits);
     }
 
-    GW_KERN_ENTRY static void sign_pack_residual(const float* x, size_t n, float s, uint8_t* bits, float* e) {
+    static void sign_pack_residual(const float* x, size_t n, float s, uint8_t* bits, float* e) {
         const F zero(0.0f), pos(s), neg(-s);
         auto step = [&](size_t j) -> uint32_t {  // e may alias x: load, then store
             const F v = loadf(x + j);
@@ -879,7 +899,7 @@ struct Simd {
         return i;
     }
 
-    GW_KERN_ENTRY static void sign_unpack(const uint8_t* bits, size_t n, float s, float* out) {
+    static void sign_unpack(const uint8_t* bits, size_t n, float s, float* out) {
         const F pos(s), neg(-s);
         const size_t i = unpack_loop(bits, n, [&](size_t j, const BF& m) {
             xsimd::select(m, neg, pos).store_unaligned(out + j);
@@ -887,7 +907,7 @@ struct Simd {
         Scalar::sign_unpack_range(bits, i, n, s, out);
     }
 
-    GW_KERN_ENTRY static void sign_accumulate(const uint8_t* bits, size_t n, float v, float* acc) {
+    static void sign_accumulate(const uint8_t* bits, size_t n, float v, float* acc) {
         const F pos(v), neg(-v);
         const size_t i = unpack_loop(bits, n, [&](size_t j, const BF& m) {
             (loadf(acc + j) + xsimd::select(m, neg, pos)).store_unaligned(acc + j);
@@ -924,31 +944,31 @@ struct Simd {
     }
     static F dec_bf16(const I& h) { return xsimd::bitwise_cast<F>(h << 16); }
 
-    GW_KERN_ENTRY static void f32_to_f16(const float* x, void* out, size_t n) {
+    static void f32_to_f16(const float* x, void* out, size_t n) {
         unsigned char* o = ub(out);
         size_t i = 0;
         for (; i + 2 * W <= n; i += 2 * W)
             O::store_u16x2(enc_f16(loadf(x + i)), enc_f16(loadf(x + i + W)), o + 2 * i);
         Scalar::f32_to_f16_range(x, o, i, n);
     }
-    GW_KERN_ENTRY static void f32_to_bf16(const float* x, void* out, size_t n) {
+    static void f32_to_bf16(const float* x, void* out, size_t n) {
         unsigned char* o = ub(out);
         size_t i = 0;
         for (; i + 2 * W <= n; i += 2 * W)
             O::store_u16x2(enc_bf16(loadf(x + i)), enc_bf16(loadf(x + i + W)), o + 2 * i);
         Scalar::f32_to_bf16_range(x, o, i, n);
     }
-    GW_KERN_ENTRY static void f16_to_f32(const void* in, float* out, size_t n) {
+    static void f16_to_f32(const void* in, float* out, size_t n) {
         const unsigned char* p = cb(in);
         const size_t i = elementwise(n, [&](size_t j) { dec_f16(O::load_u16(p + 2 * j)).store_unaligned(out + j); });
         Scalar::f16_to_f32_range(p, out, i, n);
     }
-    GW_KERN_ENTRY static void bf16_to_f32(const void* in, float* out, size_t n) {
+    static void bf16_to_f32(const void* in, float* out, size_t n) {
         const unsigned char* p = cb(in);
         const size_t i = elementwise(n, [&](size_t j) { dec_bf16(O::load_u16(p + 2 * j)).store_unaligned(out + j); });
         Scalar::bf16_to_f32_range(p, out, i, n);
     }
-    GW_KERN_ENTRY static void f16_accumulate(const void* in, float alpha, float* acc, size_t n) {
+    static void f16_accumulate(const void* in, float alpha, float* acc, size_t n) {
         const unsigned char* p = cb(in);
         const F va(alpha);
         const size_t i = elementwise(n, [&](size_t j) {
@@ -957,7 +977,7 @@ struct Simd {
         });
         Scalar::f16_accumulate_range(p, alpha, acc, i, n);
     }
-    GW_KERN_ENTRY static void bf16_accumulate(const void* in, float alpha, float* acc, size_t n) {
+    static void bf16_accumulate(const void* in, float alpha, float* acc, size_t n) {
         const unsigned char* p = cb(in);
         const F va(alpha);
         const size_t i = elementwise(n, [&](size_t j) {
@@ -967,7 +987,7 @@ struct Simd {
         Scalar::bf16_accumulate_range(p, alpha, acc, i, n);
     }
 
-    GW_KERN_ENTRY static uint32_t crc32c(uint32_t crc, const void* data, size_t n) { return O::crc32c(crc, data, n); }
+    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) { return O::crc32c(crc, data, n); }
 };
 
 #endif  // GW_KERN_XSIMD

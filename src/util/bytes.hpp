@@ -29,6 +29,17 @@ inline bool floats_finite_le(const uint8_t* p, uint64_t n) {
     return true;
 }
 
+// The integer in a caller's enum object. C callers may store any int in an
+// enum field or argument; loading it as the C++ enum type would be undefined
+// when it is out of range, so boundary code reads enums through this.
+template <class E>
+inline int enum_value(const E& e) {
+    static_assert(sizeof(E) == sizeof(int), "C enums are int-sized here");
+    int v;
+    std::memcpy(&v, &e, sizeof v);
+    return v;
+}
+
 inline uint64_t ceil_div(uint64_t a, uint64_t b) { return a / b + (a % b != 0); }
 
 }  // namespace gw

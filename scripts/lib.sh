@@ -1,0 +1,35 @@
+# Shared by scripts/demo.sh and scripts/test.sh: install what is missing
+# (Debian 12 packages), configure and build quietly.
+set -euo pipefail
+cd "$(dirname "${BASH_SOURCE[0]}")/.."
+
+SUDO=""
+[ "$(id -u)" -eq 0 ] || SUDO="sudo"
+
+# ensure_packages PKG...: apt-get install only what is not installed yet.
+ensure_packages() {
+    local missing=()
+    for p in "$@"; do
+        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+    done
+    [ ${#missing[@]} -eq 0 ] && return 0
+    echo "installing: ${missing[*]}"
+    $SUDO apt-get update -qq
+    DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
+}
+
+BASE_PACKAGES=(meson ninja-build pkg-config g++ libxsimd-dev libgtest-dev libzstd-dev zlib1g-dev
+               dataset-fashion-mnist)
+
+# build DIR [meson setup args...]: configure once, then build; show the log only on failure.
+build() {
+    local dir=$1; shift
+    if [ ! -f "$dir/build.ninja" ]; then
+        meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
+        rm -f "$dir.setup.log"
+    fi
+    local log
+    log=$(mktemp)
+    ninja -C "$dir" >"$log" 2>&1 || { cat "$log"; rm -f "$log"; return 1; }
+    rm -f "$log"
+}

@@ -1,0 +1,69 @@
+#!/usr/bin/env bash
+# Install what is missing, build, and run every test:
+#   1. g++ build: unit, ABI, install and fuzz-replay suites, quick demo
+#   2. clang++ build with AddressSanitizer + UndefinedBehaviorSanitizer: the same suites
+#   3. libFuzzer: each fuzz target for FUZZ_SECONDS (default 60) from its corpus
+# Ends with one line "N passed, N failed" (gtest cases counted one by one).
+source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
+ensure_packages "${BASE_PACKAGES[@]}" clang libfuzzer-14-dev libclang-rt-14-dev binutils python3
+FUZZ_SECONDS=${FUZZ_SECONDS:-60}
+export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
+results=$(mktemp -d)
+trap 'rm -rf "$results"' EXIT
+
+run_suites() {  # DIR LABEL
+    local dir=$1 label=$2
+    echo "== $label"
+    # -q prints failures only; the per-test tally below reads the JUnit log.
+    meson test -C "$dir" -q --print-errorlogs --num-processes 2 >"$results/$label.log" 2>&1 ||
+        cat "$results/$label.log"
+    cp "$dir/meson-logs/testlog.junit.xml" "$results/$label.junit.xml"
+    grep -E "^(Ok|Fail|Timeout):" "$dir/meson-logs/testlog.txt" | tr -s ' ' | paste -sd' ' | sed 's/^/   meson: /'
+}
+
+build build -Dwerror=true
+run_suites build gcc
+
+CC=clang CXX=clang++ build build-clang -Dwerror=true -Db_sanitize=address,undefined \
+    -Db_lundef=false -Dfuzz=enabled -Dbuildtype=debugoptimized
+run_suites build-clang clang-asan-ubsan
+
+echo "== libFuzzer, ${FUZZ_SECONDS}s per target"
+for target in frame state; do
+    corpus=$(mktemp -d)
+    cp -r fuzz/corpus/$target/. "$corpus/"
+    [ $target = frame ] && cp tests/vectors/*.frame.hex "$corpus/" 2>/dev/null || true
+    log=$results/fuzz_$target.log
+    if ./build-clang/fuzz/fuzz_$target -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
+            -artifact_prefix="$results/" "$corpus" >"$log" 2>&1; then
+        echo "   fuzz_$target: $(grep -o 'stat::number_of_executed_units: *[0-9]*' "$log" | awk '{print $2}') runs, no crash"
+        echo "pass" >"$results/fuzz_$target.result"
+    else
+        tail -40 "$log"
+        echo "   fuzz_$target: FAILED (reproducer under fuzz/artifacts/)"
+        mkdir -p fuzz/artifacts && cp "$results"/crash-* "$results"/leak-* "$results"/timeout-* fuzz/artifacts/ 2>/dev/null || true
+        echo "fail" >"$results/fuzz_$target.result"
+    fi
+    rm -rf "$corpus"
+done
+
+python3 - "$results" <<'PY'
+import glob, os, sys, xml.etree.ElementTree as ET
+d = sys.argv[1]
+passed = failed = skipped = 0
+for f in glob.glob(os.path.join(d, "*.junit.xml")):
+    for case in ET.parse(f).getroot().iter("testcase"):
+        if case.find("failure") is not None or case.find("error") is not None:
+            failed += 1
+            print("FAILED:", os.path.basename(f).split(".")[0], case.get("classname"), case.get("name"))
+        elif case.find("skipped") is not None:
+            skipped += 1
+        else:
+            passed += 1
+for f in glob.glob(os.path.join(d, "fuzz_*.result")):
+    ok = open(f).read().strip() == "pass"
+    passed += ok
+    failed += not ok
+print(f"{passed} passed, {failed} failed" + (f", {skipped} skipped" if skipped else ""))
+sys.exit(1 if failed else 0)
+PY
