@@ -32,7 +32,14 @@ echo "== libFuzzer, ${FUZZ_SECONDS}s per target"
 for target in frame state; do
     corpus=$(mktemp -d)
     cp -r fuzz/corpus/$target/. "$corpus/"
-    [ $target = frame ] && cp tests/vectors/*.frame.hex "$corpus/" 2>/dev/null || true
+    # libFuzzer reads raw bytes: seed the frame target with the golden frames, unhexed.
+    [ $target = frame ] && /usr/bin/python3 - "$corpus" tests/vectors/*.frame.hex <<'PY'
+import os, re, sys
+for path in sys.argv[2:]:
+    text = "".join(l for l in open(path) if not l.startswith("#"))
+    name = os.path.basename(path)[:-4] + ".bin"
+    open(os.path.join(sys.argv[1], name), "wb").write(bytes.fromhex(re.sub(r"[^0-9a-fA-F]", "", text)))
+PY
     log=$results/fuzz_$target.log
     if ./build-clang/fuzz/fuzz_$target -max_total_time="$FUZZ_SECONDS" -print_final_stats=1 \
             -artifact_prefix="$results/" "$corpus" >"$log" 2>&1; then
@@ -47,7 +54,7 @@ for target in frame state; do
     rm -rf "$corpus"
 done
 
-python3 - "$results" <<'PY'
+/usr/bin/python3 - "$results" <<'PY'
 import glob, os, sys, xml.etree.ElementTree as ET
 d = sys.argv[1]
 passed = failed = skipped = 0
