@@ -1,5 +1,4 @@
-// Fuzz target: checkpoint loaders. A blob either loads (and then saves back
-// to the same bytes) or is refused with the handle unchanged.
+// Fuzz target: checkpoint loaders of every handle kind and configuration.
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
@@ -14,22 +13,30 @@
 
 namespace {
 
-std::vector<uint8_t> save_worker(const gw_worker* w) {
+template <class H>
+std::vector<uint8_t> save(const H* h, gw_status (*bound_fn)(const H*, size_t*),
+                          gw_status (*save_fn)(const H*, void*, size_t, size_t*)) {
     size_t bound = 0, written = 0;
-    gw_worker_save_bound(w, &bound);
+    bound_fn(h, &bound);
     std::vector<uint8_t> b(bound);
-    FUZZ_CHECK(gw_worker_save(w, b.data(), b.size(), &written) == GW_OK);
+    FUZZ_CHECK(save_fn(h, b.data(), b.size(), &written) == GW_OK);
     b.resize(written);
     return b;
 }
 
-std::vector<uint8_t> save_server(const gw_server* s) {
-    size_t bound = 0, written = 0;
-    gw_server_save_bound(s, &bound);
-    std::vector<uint8_t> b(bound);
-    FUZZ_CHECK(gw_server_save(s, b.data(), b.size(), &written) == GW_OK);
-    b.resize(written);
-    return b;
+// A blob either loads and saves back to the same bytes, or is refused with
+// the handle unchanged.
+template <class H>
+void check_load(H* h, const uint8_t* data, size_t size, gw_status (*load_fn)(H*, const void*, size_t),
+                gw_status (*bound_fn)(const H*, size_t*),
+                gw_status (*save_fn)(const H*, void*, size_t, size_t*)) {
+    const auto before = save(h, bound_fn, save_fn);
+    if (load_fn(h, data, size) == GW_OK) {
+        const auto after = save(h, bound_fn, save_fn);
+        FUZZ_CHECK(after.size() == size && std::memcmp(after.data(), data, size) == 0);
+    } else {
+        FUZZ_CHECK(save(h, bound_fn, save_fn) == before);
+    }
 }
 
 }  // namespace
@@ -45,13 +52,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
             o.error_feedback = ef;
             gw_worker* w = nullptr;
             FUZZ_CHECK(gw_worker_create(&w, &o) == GW_OK);
-            const auto before = save_worker(w);
-            if (gw_worker_load(w, data, size) == GW_OK) {
-                const auto after = save_worker(w);
-                FUZZ_CHECK(after.size() == size && std::memcmp(after.data(), data, size) == 0);
-            } else {
-                FUZZ_CHECK(save_worker(w) == before);
-            }
+            check_load(w, data, size, gw_worker_load, gw_worker_save_bound, gw_worker_save);
             gw_worker_free(w);
         }
     gw_server_options so;
@@ -59,13 +60,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     so.total = 8, so.offset = 4, so.length = 4, so.num_workers = 2;
     gw_server* s = nullptr;
     FUZZ_CHECK(gw_server_create(&s, &so) == GW_OK);
-    const auto before = save_server(s);
-    if (gw_server_load(s, data, size) == GW_OK) {
-        const auto after = save_server(s);
-        FUZZ_CHECK(after.size() == size && std::memcmp(after.data(), data, size) == 0);
-    } else {
-        FUZZ_CHECK(save_server(s) == before);
-    }
+    check_load(s, data, size, gw_server_load, gw_server_save_bound, gw_server_save);
     gw_server_free(s);
     return 0;
 }
