@@ -29,7 +29,8 @@ inline double fold_lanes(double lane[16]) {
 
 inline double sum_abs(const float* x, size_t n) {
     double lane[16] = {0.0};
-    for (size_t i = 0; i < n; ++i) lane[i % 16] = lane[i % 16] + std::fabs(static_cast<double>(x[i]));
+    for (size_t i = 0; i < n; ++i)
+        lane[i % 16] = lane[i % 16] + std::fabs(static_cast<double>(x[i]));
     return fold_lanes(lane);
 }
 

@@ -198,7 +198,8 @@ std::vector<float> special_values() {
         FLT_TRUE_MIN, FLT_MAX, std::nextafter(FLT_MAX, 0.0f),
         // fp16 range ends and rounding edges
         65504.0f, 65505.0f, std::nextafter(65520.0f, 0.0f), 65520.0f, 65520.0f + 0.0078125f,
-        65536.0f, 1e5f, 1e10f, 3e38f, std::ldexp(1.0f, -14), std::nextafter(std::ldexp(1.0f, -14), 0.0f),
+        65536.0f, 1e5f, 1e10f, 3e38f, std::ldexp(1.0f, -14),
+        std::nextafter(std::ldexp(1.0f, -14), 0.0f),
         std::ldexp(1.0f, -24), std::ldexp(1.0f, -25), std::ldexp(3.0f, -26), std::ldexp(1.0f, -26),
         std::ldexp(1023.0f, -24), std::ldexp(2047.0f, -25), 2049.0f, 2051.0f, 4097.0f,
         // bf16 rounding edges: ties to even, just above/below, and the top
@@ -409,7 +410,8 @@ TEST_P(KernelTest, AllFinite) {
             EXPECT_EQ(t_->all_finite(in.f(), c.n), ref::all_finite(x.data(), c.n));
             EXPECT_TRUE(t_->all_finite(in.f(), c.n));
         }
-        if (c.fmis != 1 || (c.n == kBig && c.dist != kNormal)) continue;  // plant once per (n, dist)
+        // Plant bad values for some of the cases only (it copies the input each time).
+        if (c.fmis != 1 || (c.n == kBig && c.dist != kNormal)) continue;
         size_t k = 0;
         for (size_t p : plant_positions(c.n)) {
             const float saved = x[p];
@@ -630,7 +632,8 @@ TEST_P(KernelTest, Axpy) {
 // ---- fp16 / bf16 ----
 enum class Half { F16, Bf16 };
 
-void check_encode(const Table& t, Half kind, const std::vector<float>& x, size_t fmis, size_t bmis) {
+void check_encode(const Table& t, Half kind, const std::vector<float>& x, size_t fmis,
+                  size_t bmis) {
     const size_t n = x.size();
     Exact in(x.data(), 4 * n, 4 * fmis);
     Guarded out(2 * n, bmis);
@@ -679,7 +682,8 @@ std::vector<float> rounding_edges(Half kind) {
     std::vector<float> v;
     const uint16_t top = kind == Half::F16 ? 0x7BFF : 0x7F7F;
     auto value = [&](uint32_t h) -> double {
-        if (h > top) return kind == Half::F16 ? 65536.0 : std::ldexp(1.0, 128);  // one step beyond max
+        if (h > top)  // one step beyond the largest finite value
+            return kind == Half::F16 ? 65536.0 : std::ldexp(1.0, 128);
         return kind == Half::F16 ? ref::f16_to_f32(uint16_t(h)) : ref::bf16_to_f32(uint16_t(h));
     };
     for (uint32_t h = 0; h <= top; ++h) {
@@ -771,7 +775,8 @@ void check_decode_all_patterns(const Table& t, Half kind) {
     run(t, got.data());
     run(scalar, sc.data());
     for (uint32_t h = 0; h < 65536; ++h) {
-        const float want = kind == Half::F16 ? ref::f16_to_f32(uint16_t(h)) : ref::bf16_to_f32(uint16_t(h));
+        const float want =
+            kind == Half::F16 ? ref::f16_to_f32(uint16_t(h)) : ref::bf16_to_f32(uint16_t(h));
         if (std::isnan(want)) {
             EXPECT_TRUE(std::isnan(got[h])) << "pattern 0x" << std::hex << h;
             EXPECT_EQ(fbits(got[h]), fbits(sc[h])) << "pattern 0x" << std::hex << h;
@@ -790,7 +795,8 @@ TEST_P(KernelTest, HalfRoundTrip) {
     for (Half kind : {Half::F16, Half::Bf16}) {
         std::vector<uint16_t> h;
         for (uint32_t v = 0; v < 65536; ++v) {
-            const bool special = kind == Half::F16 ? ((v >> 10) & 0x1F) == 0x1F : ((v >> 7) & 0xFF) == 0xFF;
+            const bool special =
+                kind == Half::F16 ? ((v >> 10) & 0x1F) == 0x1F : ((v >> 7) & 0xFF) == 0xFF;
             if (!special) h.push_back(uint16_t(v));
         }
         std::vector<float> f(h.size());
@@ -870,13 +876,15 @@ void check_half_all_finite(const Table& t, Half kind, const Case& c) {
         ref::put_u16(payload.data(), p, bad[k % 6]);
         {
             Exact in(payload.data(), payload.size(), c.bmis);
-            EXPECT_FALSE(kernel(in.data())) << "bad value 0x" << std::hex << bad[k % 6] << " at " << std::dec << p;
+            EXPECT_FALSE(kernel(in.data()))
+                << "bad value 0x" << std::hex << bad[k % 6] << " at " << std::dec << p;
             EXPECT_FALSE(reference(payload.data()));
         }
         ref::put_u16(payload.data(), p, near[k % 4]);
         {
             Exact in(payload.data(), payload.size(), c.bmis);
-            EXPECT_TRUE(kernel(in.data())) << "finite 0x" << std::hex << near[k % 4] << " at " << std::dec << p;
+            EXPECT_TRUE(kernel(in.data()))
+                << "finite 0x" << std::hex << near[k % 4] << " at " << std::dec << p;
         }
         payload[2 * p] = b0;
         payload[2 * p + 1] = b1;
@@ -960,18 +968,12 @@ TEST_P(KernelTest, Crc32cSplitsCompose) {
 
 TEST_P(KernelTest, TableIsComplete) {
     EXPECT_EQ(t_->target, GetParam());
-    const void* fns[] = {
-        reinterpret_cast<const void*>(t_->sum_abs),         reinterpret_cast<const void*>(t_->sum_sq),
-        reinterpret_cast<const void*>(t_->all_finite),      reinterpret_cast<const void*>(t_->ef_combine),
-        reinterpret_cast<const void*>(t_->momentum_update), reinterpret_cast<const void*>(t_->sign_pack),
-        reinterpret_cast<const void*>(t_->sign_pack_residual),
-        reinterpret_cast<const void*>(t_->sign_unpack),     reinterpret_cast<const void*>(t_->sign_accumulate),
-        reinterpret_cast<const void*>(t_->axpy),            reinterpret_cast<const void*>(t_->f32_to_f16),
-        reinterpret_cast<const void*>(t_->f16_to_f32),      reinterpret_cast<const void*>(t_->f16_accumulate),
-        reinterpret_cast<const void*>(t_->f16_all_finite),  reinterpret_cast<const void*>(t_->f32_to_bf16),
-        reinterpret_cast<const void*>(t_->bf16_to_f32),     reinterpret_cast<const void*>(t_->bf16_accumulate),
-        reinterpret_cast<const void*>(t_->bf16_all_finite), reinterpret_cast<const void*>(t_->crc32c)};
-    for (const void* f : fns) EXPECT_NE(f, nullptr);
+    const Table& t = *t_;
+    EXPECT_TRUE(t.sum_abs && t.sum_sq && t.all_finite && t.ef_combine && t.momentum_update &&
+                t.sign_pack && t.sign_pack_residual && t.sign_unpack && t.sign_accumulate &&
+                t.axpy && t.f32_to_f16 && t.f16_to_f32 && t.f16_accumulate && t.f16_all_finite &&
+                t.f32_to_bf16 && t.bf16_to_f32 && t.bf16_accumulate && t.bf16_all_finite &&
+                t.crc32c);
 }
 
 INSTANTIATE_TEST_SUITE_P(Targets, KernelTest, ::testing::ValuesIn(kTargets), target_param_name);
@@ -987,7 +989,7 @@ TEST(KernelDispatch, TargetNames) {
     EXPECT_STREQ(gw::kern::target_name(GW_SIMD_AVX2), "avx2");
     EXPECT_STREQ(gw::kern::target_name(GW_SIMD_AVX512), "avx512");
     EXPECT_STREQ(gw::kern::target_name(static_cast<gw_simd_target>(6)), "unknown");
-    EXPECT_STREQ(gw::kern::target_name(static_cast<gw_simd_target>(-1)), "unknown");
+    EXPECT_STREQ(gw::kern::target_name(static_cast<gw_simd_target>(7)), "unknown");
 }
 
 gw_simd_target best_supported() {
@@ -1012,7 +1014,7 @@ TEST(KernelDispatch, TableFor) {
     EXPECT_EQ(gw::kern::table_for(GW_SIMD_AUTO)->target, best_supported());
     EXPECT_EQ(gw::kern::table_for(GW_SIMD_AUTO), gw::kern::table_for(best_supported()));
     EXPECT_EQ(gw::kern::table_for(static_cast<gw_simd_target>(6)), nullptr);
-    EXPECT_EQ(gw::kern::table_for(static_cast<gw_simd_target>(-3)), nullptr);
+    EXPECT_EQ(gw::kern::table_for(static_cast<gw_simd_target>(7)), nullptr);
 #if defined(__x86_64__)
     EXPECT_NE(gw::kern::table_for(GW_SIMD_SSE2), nullptr);  // part of x86-64
 #endif
@@ -1041,7 +1043,7 @@ TEST(KernelDispatch, SetTarget) {
     // Out-of-range values are not a target this build has.
     ASSERT_EQ(gw::kern::set_target(GW_SIMD_SCALAR), GW_OK);
     EXPECT_EQ(gw::kern::set_target(static_cast<gw_simd_target>(6)), GW_ERR_UNSUPPORTED);
-    EXPECT_EQ(gw::kern::set_target(static_cast<gw_simd_target>(-1)), GW_ERR_UNSUPPORTED);
+    EXPECT_EQ(gw::kern::set_target(static_cast<gw_simd_target>(7)), GW_ERR_UNSUPPORTED);
     EXPECT_EQ(gw::kern::active_target(), GW_SIMD_SCALAR);
     // AUTO picks the best and reports it by its real name.
     ASSERT_EQ(gw::kern::set_target(GW_SIMD_AUTO), GW_OK);

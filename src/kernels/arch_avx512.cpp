@@ -5,8 +5,8 @@
 // and dispatch reports the target as unsupported.
 #include "kernels/tables.hpp"
 
-#if defined(__AVX512F__) && defined(__AVX512CD__) && defined(__AVX512DQ__) && defined(__AVX512BW__) && \
-    defined(__AVX512VL__) && defined(__x86_64__)
+#if defined(__AVX512F__) && defined(__AVX512CD__) && defined(__AVX512DQ__) && \
+    defined(__AVX512BW__) && defined(__AVX512VL__) && defined(__x86_64__)
 #define GW_KERN_XSIMD gw_kern_xsimd_avx512
 #include "kernels/kernels_impl.hpp"
 

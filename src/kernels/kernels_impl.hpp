@@ -1,20 +1,20 @@
 // Kernel bodies, included only by src/kernels/arch_*.cpp.
 //
-// Each arch file is compiled with its own -m flags. Everything defined here
-// lives in an anonymous namespace, so every translation unit gets its own
-// private copy: the linker can never merge, say, the AVX-512 build of a helper
-// into the scalar table (which would crash older CPUs with SIGILL). The xsimd
-// functions used here are templates over the arch type, so their symbols are
-// distinct per arch as well. Avoid calling non-template inline functions from
-// the standard library (e.g. std::fabs(float)) in here: at -O0 they are
-// emitted as weak symbols that the linker may merge across TUs.
+// Each arch file is compiled with its own -m flags, so nothing defined here
+// may be shared between arch files at link time: if the linker merged, say,
+// the AVX2 build of a helper into the SSE2 table, older CPUs would die with
+// SIGILL. Hence everything of ours lives in an anonymous namespace, and xsimd
+// itself is wrapped in a namespace unique to each arch file (see below).
+// Do not call non-template inline functions of the standard library (e.g.
+// std::fabs(float)) from here: at -O0 they become weak symbols shared by
+// every arch file.
 //
 // Arithmetic follows kernels.hpp exactly (no FMA: the build uses
 // -ffp-contract=off; the pragma below covers clang builds without it).
 //
-// Define GW_KERN_XSIMD (to a namespace name unique to the arch file, see
-// below) before including to get the vector kernels (Simd<Arch>); without it
-// only the portable scalar kernels are available.
+// Define GW_KERN_XSIMD (to a namespace name unique to the arch file) before
+// including to get the vector kernels (Simd<Arch>); without it only the
+// portable scalar kernels (Scalar) are available.
 #pragma once
 
 #include <cstddef>
@@ -48,11 +48,12 @@
 #include <tuple>
 #include <type_traits>
 
-// GCC 12's AVX-512 intrinsics trip a false -Wmaybe-uninitialized on their
-// _mm512_undefined_*() placeholders (GCC PR105593); silence it for the
+// GCC 12's AVX-512 intrinsics trip false -W(maybe-)uninitialized warnings on
+// their _mm512_undefined_*() placeholders (GCC PR105593); silence them for the
 // intrinsic headers only (diagnostic pragmas apply by source location).
 #if defined(__GNUC__) && !defined(__clang__)
 #pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
 #include <immintrin.h>
@@ -227,7 +228,8 @@ struct Scalar {
     }
     // i0 must be a multiple of 16 (lane i0 % 16 == 0).
     static void sum_abs_range(const float* x, size_t i0, size_t n, double* lanes) {
-        for (size_t i = i0; i < n; ++i) lanes[i & 15] += double(float_of(bits_of(x[i]) & 0x7FFFFFFFu));
+        for (size_t i = i0; i < n; ++i)
+            lanes[i & 15] += double(float_of(bits_of(x[i]) & 0x7FFFFFFFu));  // |x|
     }
     static void sum_sq_range(const float* x, size_t i0, size_t n, double* lanes) {
         for (size_t i = i0; i < n; ++i) {
@@ -298,7 +300,9 @@ struct Scalar {
             bits[i >> 3] = uint8_t(b);
         }
     }
-    static void sign_pack(const float* x, size_t n, uint8_t* bits) { sign_pack_range(x, 0, n, bits); }
+    static void sign_pack(const float* x, size_t n, uint8_t* bits) {
+        sign_pack_range(x, 0, n, bits);
+    }
 
     static void sign_pack_residual_range(const float* x, size_t i0, size_t n, float s,
                                          uint8_t* bits, float* e) {
@@ -321,7 +325,14 @@ struct Scalar {
 
     static void sign_unpack_range(const uint8_t* bits, size_t i0, size_t n, float s, float* out) {
         const float neg = -s;
-        for (size_t i = i0; i < n; ++i) out[i] = ((bits[i >> 3] >> (i & 7)) & 1u) ? neg : s;
+        size_t i = i0;
+        for (; i < n && (i & 7) != 0; ++i) out[i] = ((bits[i >> 3] >> (i & 7)) & 1u) ? neg : s;
+        const uint32_t sb = bits_of(s);  // -s is s with the sign bit flipped
+        for (; i + 8 <= n; i += 8) {        // a byte at a time (vectorizable)
+            const uint32_t b = bits[i >> 3];
+            for (unsigned k = 0; k < 8; ++k) out[i + k] = float_of(sb ^ (((b >> k) & 1u) << 31));
+        }
+        for (; i < n; ++i) out[i] = ((bits[i >> 3] >> (i & 7)) & 1u) ? neg : s;
     }
     static void sign_unpack(const uint8_t* bits, size_t n, float s, float* out) {
         sign_unpack_range(bits, 0, n, s, out);
@@ -330,7 +341,16 @@ struct Scalar {
     static void sign_accumulate_range(const uint8_t* bits, size_t i0, size_t n, float v,
                                       float* acc) {
         const float neg = -v;
-        for (size_t i = i0; i < n; ++i) acc[i] = acc[i] + (((bits[i >> 3] >> (i & 7)) & 1u) ? neg : v);
+        size_t i = i0;
+        for (; i < n && (i & 7) != 0; ++i)
+            acc[i] = acc[i] + (((bits[i >> 3] >> (i & 7)) & 1u) ? neg : v);
+        const uint32_t vb = bits_of(v);
+        for (; i + 8 <= n; i += 8) {
+            const uint32_t b = bits[i >> 3];
+            for (unsigned k = 0; k < 8; ++k)
+                acc[i + k] = acc[i + k] + float_of(vb ^ (((b >> k) & 1u) << 31));
+        }
+        for (; i < n; ++i) acc[i] = acc[i] + (((bits[i >> 3] >> (i & 7)) & 1u) ? neg : v);
     }
     static void sign_accumulate(const uint8_t* bits, size_t n, float v, float* acc) {
         sign_accumulate_range(bits, 0, n, v, acc);
@@ -386,8 +406,12 @@ struct Scalar {
     static const unsigned char* cb(const void* p) { return static_cast<const unsigned char*>(p); }
     static unsigned char* ub(void* p) { return static_cast<unsigned char*>(p); }
 
-    static void f32_to_f16(const float* x, void* out, size_t n) { f32_to_f16_range(x, ub(out), 0, n); }
-    static void f16_to_f32(const void* in, float* out, size_t n) { f16_to_f32_range(cb(in), out, 0, n); }
+    static void f32_to_f16(const float* x, void* out, size_t n) {
+        f32_to_f16_range(x, ub(out), 0, n);
+    }
+    static void f16_to_f32(const void* in, float* out, size_t n) {
+        f16_to_f32_range(cb(in), out, 0, n);
+    }
     static void f16_accumulate(const void* in, float alpha, float* acc, size_t n) {
         f16_accumulate_range(cb(in), alpha, acc, 0, n);
     }
@@ -397,8 +421,12 @@ struct Scalar {
             if (!f16_all_finite_range(cb(in), i, (n - i > kChunk) ? i + kChunk : n)) return false;
         return true;
     }
-    static void f32_to_bf16(const float* x, void* out, size_t n) { f32_to_bf16_range(x, ub(out), 0, n); }
-    static void bf16_to_f32(const void* in, float* out, size_t n) { bf16_to_f32_range(cb(in), out, 0, n); }
+    static void f32_to_bf16(const float* x, void* out, size_t n) {
+        f32_to_bf16_range(x, ub(out), 0, n);
+    }
+    static void bf16_to_f32(const void* in, float* out, size_t n) {
+        bf16_to_f32_range(cb(in), out, 0, n);
+    }
     static void bf16_accumulate(const void* in, float alpha, float* acc, size_t n) {
         bf16_accumulate_range(cb(in), alpha, acc, 0, n);
     }
@@ -409,7 +437,9 @@ struct Scalar {
         return true;
     }
 
-    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) { return crc32c_sw(crc, data, n); }
+    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) {
+        return crc32c_sw(crc, data, n);
+    }
 };
 
 template <class K>
@@ -532,12 +562,13 @@ inline uint32_t crc32c_hw(uint32_t crc, const void* data, size_t n) {
 //   expand(bits)        bit j (j < W) -> lane j of a float mask
 //   load_u16(p)         W little-endian u16 at p, zero-extended to I
 //   store_u16x2(a, b,p) the low 16 bits of a's then b's lanes (each 0..0xFFFF)
-//   load_h(p)           W16 = H::size u16 at p
+//   load_h(p)           H::size u16 at p
+//   blend(m, t, f)      m ? t : f on I lanes (xsimd's integer select does not
+//                       compile at -O0 with GCC on AVX-512)
 //   crc32c              table or hardware CRC
 // ---------------------------------------------------------------------------
 template <class A>
 struct Ops;
-
 
 #if defined(__SSE2__)
 template <class A>
@@ -581,7 +612,9 @@ struct Ops<xsimd::sse2> : Ops128<xsimd::sse2> {
         const __m128i sb = _mm_srai_epi32(_mm_slli_epi32(b, 16), 16);
         _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm_packs_epi32(sa, sb));
     }
-    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) { return crc32c_sw(crc, data, n); }
+    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) {
+        return crc32c_sw(crc, data, n);
+    }
 };
 #endif  // __SSE2__
 
@@ -594,7 +627,9 @@ struct Ops<xsimd::sse4_2> : Ops128<xsimd::sse4_2> {
     static void store_u16x2(const I& a, const I& b, unsigned char* p) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm_packus_epi32(a, b));
     }
-    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) { return crc32c_hw(crc, data, n); }
+    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) {
+        return crc32c_hw(crc, data, n);
+    }
 };
 #endif  // __SSE4_2__
 
@@ -634,7 +669,9 @@ struct Ops<xsimd::avx2> {
     static I blend(const BI& m, const I& t, const I& f) {
         return I(_mm256_blendv_epi8(f, t, m));
     }
-    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) { return crc32c_hw(crc, data, n); }
+    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) {
+        return crc32c_hw(crc, data, n);
+    }
 };
 #endif  // __AVX2__
 
@@ -667,7 +704,9 @@ struct Ops<xsimd::avx512bw> {
     static I blend(const BI& m, const I& t, const I& f) {
         return I(_mm512_mask_blend_epi32(static_cast<__mmask16>(m.data), f, t));
     }
-    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) { return crc32c_hw(crc, data, n); }
+    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) {
+        return crc32c_hw(crc, data, n);
+    }
 };
 #endif  // AVX-512
 
@@ -691,7 +730,9 @@ struct Simd {
     static const unsigned char* cb(const void* p) { return static_cast<const unsigned char*>(p); }
     static unsigned char* ub(void* p) { return static_cast<unsigned char*>(p); }
     static F loadf(const float* p) { return F::load_unaligned(p); }
-    static F loadf_bytes(const unsigned char* p) { return F::load_unaligned(reinterpret_cast<const float*>(p)); }
+    static F loadf_bytes(const unsigned char* p) {  // any alignment: loadu
+        return F::load_unaligned(reinterpret_cast<const float*>(p));
+    }
 
     // ---- reductions: 16 double lanes held in 16 / D::size accumulators ----
     template <bool Square>
@@ -960,12 +1001,16 @@ struct Simd {
     }
     static void f16_to_f32(const void* in, float* out, size_t n) {
         const unsigned char* p = cb(in);
-        const size_t i = elementwise(n, [&](size_t j) { dec_f16(O::load_u16(p + 2 * j)).store_unaligned(out + j); });
+        const size_t i = elementwise(n, [&](size_t j) {
+            dec_f16(O::load_u16(p + 2 * j)).store_unaligned(out + j);
+        });
         Scalar::f16_to_f32_range(p, out, i, n);
     }
     static void bf16_to_f32(const void* in, float* out, size_t n) {
         const unsigned char* p = cb(in);
-        const size_t i = elementwise(n, [&](size_t j) { dec_bf16(O::load_u16(p + 2 * j)).store_unaligned(out + j); });
+        const size_t i = elementwise(n, [&](size_t j) {
+            dec_bf16(O::load_u16(p + 2 * j)).store_unaligned(out + j);
+        });
         Scalar::bf16_to_f32_range(p, out, i, n);
     }
     static void f16_accumulate(const void* in, float alpha, float* acc, size_t n) {
@@ -987,7 +1032,9 @@ struct Simd {
         Scalar::bf16_accumulate_range(p, alpha, acc, i, n);
     }
 
-    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) { return O::crc32c(crc, data, n); }
+    static uint32_t crc32c(uint32_t crc, const void* data, size_t n) {
+        return O::crc32c(crc, data, n);
+    }
 };
 
 #endif  // GW_KERN_XSIMD
