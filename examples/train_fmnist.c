@@ -534,6 +534,7 @@ typedef struct config {
     uint32_t block; /* scaled-sign block size, 0 = one block per slice */
     int train_limit, test_limit; /* 0 = all */
     const char *data_dir;
+    FILE *csv;                    /* --csv: one row per epoch, for plotting */
 } config;
 
 static void usage(FILE *out)
@@ -550,6 +551,7 @@ static void usage(FILE *out)
             "  --block N        scaled-sign block size (default 0: one block per slice)\n"
             "  --threads T      compute threads (default: min(workers, CPUs))\n"
             "  --data DIR       idx files (default " DEFAULT_DATA_DIR ")\n"
+            "  --csv FILE       write per-epoch results as CSV (scripts/plot_demo.py plots them)\n"
             "  --quick          1 epoch on a 12800-sample subset (smoke test)\n"
             "  --check          exit 1 unless gap <= %.1f point and ratio >= %.0fx\n"
             "                   (with --quick the gap limit is 5 points)\n",
@@ -594,6 +596,7 @@ static void parse_args(int argc, char **argv, config *cfg)
     cfg->train_limit = 0;
     cfg->test_limit = 0;
     cfg->data_dir = DEFAULT_DATA_DIR;
+    cfg->csv = NULL;
 
     for (i = 1; i < argc; i++) {
         const char *opt = argv[i];
@@ -674,6 +677,13 @@ static void parse_args(int argc, char **argv, config *cfg)
         } else if (!strcmp(opt, "--data")) {
             NEED_VAL();
             cfg->data_dir = val;
+        } else if (!strcmp(opt, "--csv")) {
+            NEED_VAL();
+            if (!(cfg->csv = fopen(val, "w"))) {
+                fprintf(stderr, "train_fmnist: cannot write %s\n", val);
+                exit(EXIT_USAGE);
+            }
+            fprintf(cfg->csv, "method,epoch,lr,train_loss,test_loss,test_acc,bytes_per_step\n");
         } else {
             fprintf(stderr, "train_fmnist: unknown option '%s'\n", argv[i]);
             usage(stderr);
@@ -1170,6 +1180,9 @@ static run_result train(const config *cfg, int method, pool *p, const dataset *t
                epoch, cfg->epochs, lr, res.train_loss, test_loss, acc, res.bytes_per_step,
                ref_bytes / res.bytes_per_step, w1_phi(&c), now_seconds() - te0);
         fflush(stdout);
+        if (cfg->csv)
+            fprintf(cfg->csv, "%s,%d,%.6f,%.6f,%.6f,%.4f,%.0f\n", method_name[method], epoch, lr,
+                    res.train_loss, test_loss, acc, res.bytes_per_step);
     }
     res.seconds = now_seconds() - t0;
 
@@ -1301,5 +1314,7 @@ int main(int argc, char **argv)
     free(train_set.labels);
     free(test_set.images);
     free(test_set.labels);
+    if (cfg.csv)
+        fclose(cfg.csv);
     return rc;
 }

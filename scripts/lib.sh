@@ -21,15 +21,18 @@ ensure_packages() {
 BASE_PACKAGES=(meson ninja-build pkg-config g++ libxsimd-dev libgtest-dev libzstd-dev zlib1g-dev
                dataset-fashion-mnist)
 
-# build DIR [meson setup args...]: configure once, then build; show the log only on failure.
+# build DIR [meson options...]: configure (or re-apply the options), then build;
+# show the log only on failure.
 build() {
     local dir=$1; shift
-    if [ ! -f "$dir/build.ninja" ]; then
-        meson setup "$dir" "$@" >"$dir.setup.log" 2>&1 || { cat "$dir.setup.log"; return 1; }
-        rm -f "$dir.setup.log"
-    fi
     local log
     log=$(mktemp)
+    if [ ! -f "$dir/build.ninja" ]; then
+        meson setup "$dir" "$@" >"$log" 2>&1 || { cat "$log"; rm -f "$log"; return 1; }
+    elif [ $# -gt 0 ]; then
+        # An existing build dir gets the same options a fresh one would.
+        meson configure "$dir" "$@" >"$log" 2>&1 || { cat "$log"; rm -f "$log"; return 1; }
+    fi
     ninja -C "$dir" >"$log" 2>&1 || { cat "$log"; rm -f "$log"; return 1; }
     rm -f "$log"
 }

@@ -80,7 +80,9 @@ TEST(Codecs, EveryTargetMatchesReferenceAndEachOther) {
                     else
                         ASSERT_EQ(f, first) << "frame bytes differ between targets";
                     const Vec d = decode(f, n);
-                    if (has_reference(c.id)) ASSERT_TRUE(bits_equal(d, reference(c.id, c.block, x)));
+                    if (has_reference(c.id)) {
+                        ASSERT_TRUE(bits_equal(d, reference(c.id, c.block, x)));
+                    }
                     // decode_accumulate: acc + alpha * decoded, elementwise, exactly.
                     Vec acc = acc0;
                     ASSERT_EQ(gw_decode_accumulate(f.data(), f.size(), -0.37f, acc.data(), n), GW_OK);
@@ -111,8 +113,10 @@ TEST(Codecs, UnalignedInputsAndOutputs) {
                 ASSERT_EQ(f, first);
                 Vec out(n + 1);
                 ASSERT_EQ(gw_decode(buf.data() + shift, written, out.data() + 1, n, nullptr), GW_OK);
-                if (has_reference(c.id))
-                    ASSERT_TRUE(bits_equal(out.data() + 1, reference(c.id, c.block, Vec(x.begin() + 1, x.end())).data(), n));
+                if (has_reference(c.id)) {
+                    const Vec want = reference(c.id, c.block, Vec(x.begin() + 1, x.end()));
+                    ASSERT_TRUE(bits_equal(out.data() + 1, want.data(), n));
+                }
             }
         });
     }
@@ -189,7 +193,9 @@ TEST(Codecs, HalfPrecisionKnownValues) {
     const Vec h = decode(gwtest::encode(codec(GW_CODEC_FP16), x), x.size());
     const Vec b = decode(gwtest::encode(codec(GW_CODEC_BF16), x), x.size());
     for (size_t i = 0; i < x.size(); ++i) {
-        if (std::fabs(x[i]) > 1e-4f) EXPECT_LE(std::fabs(h[i] - x[i]), std::fabs(x[i]) * 0x1.0p-11f);
+        if (std::fabs(x[i]) > 1e-4f) {
+            EXPECT_LE(std::fabs(h[i] - x[i]), std::fabs(x[i]) * 0x1.0p-11f);
+        }
         EXPECT_LE(std::fabs(b[i] - x[i]), std::fabs(x[i]) * 0x1.0p-8f);
     }
 }

@@ -119,7 +119,9 @@ TEST(Worker, MatchesReferenceBitForBit) {
                                                 [&](const Vec& p) { return ref::scaled_sign(p, block); });
                         ASSERT_TRUE(bits_equal(decode(w.frame, n), want)) << "step " << t;
                         ASSERT_TRUE(bits_equal(w.residual(n), ef ? r.e : Vec(n))) << "step " << t;
-                        if (mom != GW_MOMENTUM_NONE) ASSERT_TRUE(bits_equal(w.momentum(n), r.m));
+                        if (mom != GW_MOMENTUM_NONE) {
+                            ASSERT_TRUE(bits_equal(w.momentum(n), r.m));
+                        }
                     }
                 });
             }
