@@ -3,23 +3,16 @@
 // No SIMD, no library code: tests compare the library against these.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <vector>
 
+#include "reference.hpp"
+
 namespace ref {
 
 using Vec = std::vector<float>;
-
-// Sum in double with the documented fixed order: lane i % 16, folded 8,4,2,1.
-template <class F>
-double fixed_order_sum(size_t n, F term) {
-    double lane[16] = {};
-    for (size_t i = 0; i < n; ++i) lane[i % 16] += term(i);
-    for (int s = 8; s >= 1; s /= 2)
-        for (int j = 0; j < s; ++j) lane[j] += lane[j + s];
-    return lane[0];
-}
 
 // Section 1: C_B(v) = [||v_b||_1/d_b * sign(v_b)]_b with sign(0) = +1.
 // block = 0 means one block for the whole tensor.
@@ -28,10 +21,23 @@ inline Vec scaled_sign(const Vec& v, uint32_t block) {
     const size_t bs = block ? block : v.size();
     for (size_t start = 0; start < v.size(); start += bs) {
         const size_t d = std::min(bs, v.size() - start);
-        const double l1 = fixed_order_sum(d, [&](size_t i) { return std::fabs((double)v[start + i]); });
+        // ||v_b||_1 in double, in the documented fixed order (tests/reference.hpp).
+        const double l1 = gw::ref::sum_abs(v.data() + start, d);
         const float s = static_cast<float>(l1 / static_cast<double>(d));
         for (size_t i = 0; i < d; ++i) out[start + i] = v[start + i] < 0.0f ? -s : s;
     }
+    return out;
+}
+
+// 16-bit casts: round to nearest even, saturating (reference.hpp), then back.
+inline Vec fp16(const Vec& v) {
+    Vec out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = gw::ref::f16_to_f32(gw::ref::f32_to_f16(v[i]));
+    return out;
+}
+inline Vec bf16(const Vec& v) {
+    Vec out(v.size());
+    for (size_t i = 0; i < v.size(); ++i) out[i] = gw::ref::bf16_to_f32(gw::ref::f32_to_bf16(v[i]));
     return out;
 }
 
