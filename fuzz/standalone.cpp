@@ -4,13 +4,14 @@
 #include <dirent.h>
 #include <sys/stat.h>
 
-#include <cctype>
 #include <cstdint>
 #include <cstdio>
 #include <fstream>
 #include <iterator>
 #include <string>
 #include <vector>
+
+#include "hexfile.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
@@ -21,22 +22,9 @@ bool ends_with(const std::string& s, const std::string& tail) {
 }
 
 std::vector<uint8_t> load(const std::string& path) {
+    if (ends_with(path, ".hex")) return gwhex::read(path);
     std::ifstream in(path, std::ios::binary);
-    std::vector<uint8_t> raw((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-    if (!ends_with(path, ".hex")) return raw;
-    // '#' comment lines, then hex digits.
-    std::vector<uint8_t> out;
-    std::string digits;
-    bool comment = false, line_start = true;
-    for (uint8_t c : raw) {
-        if (line_start && c == '#') comment = true;
-        if (c == '\n') comment = false, line_start = true;
-        else line_start = false;
-        if (!comment && std::isxdigit(c)) digits += static_cast<char>(c);
-    }
-    for (size_t i = 0; i + 1 < digits.size(); i += 2)
-        out.push_back(static_cast<uint8_t>(std::stoul(digits.substr(i, 2), nullptr, 16)));
-    return out;
+    return std::vector<uint8_t>((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
 }
 
 int run(const std::string& path, int* count) {

@@ -317,6 +317,16 @@ std::string describe(const Case& c) {
            " float_misalign=" + std::to_string(c.fmis) + " byte_misalign=" + std::to_string(c.bmis);
 }
 
+// Runs body(case) for every case, traced, stopping at the first failing case.
+template <class F>
+void for_each_case(F body) {
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        body(c);
+        if (::testing::Test::HasFailure()) return;
+    }
+}
+
 // Half payload (little-endian u16) made from a float input with the reference.
 std::vector<uint8_t> f16_payload(const std::vector<float>& x) {
     std::vector<uint8_t> p(2 * x.size() + 1);
@@ -661,19 +671,11 @@ void check_encode(const Table& t, Half kind, const std::vector<float>& x, size_t
 }
 
 TEST_P(KernelTest, F32ToF16) {
-    for (const Case& c : cases()) {
-        SCOPED_TRACE(describe(c));
-        check_encode(*t_, Half::F16, input(c.dist, c.n, 0), c.fmis, c.bmis);
-        if (HasFailure()) return;
-    }
+    for_each_case([&](const Case& c) { check_encode(*t_, Half::F16, input(c.dist, c.n, 0), c.fmis, c.bmis); });
 }
 
 TEST_P(KernelTest, F32ToBf16) {
-    for (const Case& c : cases()) {
-        SCOPED_TRACE(describe(c));
-        check_encode(*t_, Half::Bf16, input(c.dist, c.n, 0), c.fmis, c.bmis);
-        if (HasFailure()) return;
-    }
+    for_each_case([&](const Case& c) { check_encode(*t_, Half::Bf16, input(c.dist, c.n, 0), c.fmis, c.bmis); });
 }
 
 // Every finite value of the format, the midpoints to the next value (ties),
@@ -741,19 +743,11 @@ void check_decode(const Table& t, Half kind, const std::vector<uint8_t>& payload
 }
 
 TEST_P(KernelTest, F16ToF32) {
-    for (const Case& c : cases()) {
-        SCOPED_TRACE(describe(c));
-        check_decode(*t_, Half::F16, f16_payload(input(c.dist, c.n, 0)), c.fmis, c.bmis);
-        if (HasFailure()) return;
-    }
+    for_each_case([&](const Case& c) { check_decode(*t_, Half::F16, f16_payload(input(c.dist, c.n, 0)), c.fmis, c.bmis); });
 }
 
 TEST_P(KernelTest, Bf16ToF32) {
-    for (const Case& c : cases()) {
-        SCOPED_TRACE(describe(c));
-        check_decode(*t_, Half::Bf16, bf16_payload(input(c.dist, c.n, 0)), c.fmis, c.bmis);
-        if (HasFailure()) return;
-    }
+    for_each_case([&](const Case& c) { check_decode(*t_, Half::Bf16, bf16_payload(input(c.dist, c.n, 0)), c.fmis, c.bmis); });
 }
 
 // All 65536 bit patterns. Finite values and infinities must match the
@@ -834,19 +828,11 @@ void check_half_accumulate(const Table& t, Half kind, const Case& c) {
 }
 
 TEST_P(KernelTest, F16Accumulate) {
-    for (const Case& c : cases()) {
-        SCOPED_TRACE(describe(c));
-        check_half_accumulate(*t_, Half::F16, c);
-        if (HasFailure()) return;
-    }
+    for_each_case([&](const Case& c) { check_half_accumulate(*t_, Half::F16, c); });
 }
 
 TEST_P(KernelTest, Bf16Accumulate) {
-    for (const Case& c : cases()) {
-        SCOPED_TRACE(describe(c));
-        check_half_accumulate(*t_, Half::Bf16, c);
-        if (HasFailure()) return;
-    }
+    for_each_case([&](const Case& c) { check_half_accumulate(*t_, Half::Bf16, c); });
 }
 
 void check_half_all_finite(const Table& t, Half kind, const Case& c) {
@@ -893,19 +879,11 @@ void check_half_all_finite(const Table& t, Half kind, const Case& c) {
 }
 
 TEST_P(KernelTest, F16AllFinite) {
-    for (const Case& c : cases()) {
-        SCOPED_TRACE(describe(c));
-        check_half_all_finite(*t_, Half::F16, c);
-        if (HasFailure()) return;
-    }
+    for_each_case([&](const Case& c) { check_half_all_finite(*t_, Half::F16, c); });
 }
 
 TEST_P(KernelTest, Bf16AllFinite) {
-    for (const Case& c : cases()) {
-        SCOPED_TRACE(describe(c));
-        check_half_all_finite(*t_, Half::Bf16, c);
-        if (HasFailure()) return;
-    }
+    for_each_case([&](const Case& c) { check_half_all_finite(*t_, Half::Bf16, c); });
 }
 
 // ---- CRC32C ----

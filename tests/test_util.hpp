@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "gradwire.h"
+#include "hexfile.hpp"
 
 namespace gwtest {
 
@@ -83,22 +84,8 @@ inline void refresh_crc(std::vector<uint8_t>& f) {
     std::memcpy(f.data() + f.size() - 4, &crc, 4);
 }
 
-// Hex files: '#' comment lines, then hex digits with any whitespace.
 inline std::vector<uint8_t> read_hex(const std::string& path, bool* ok = nullptr) {
-    std::ifstream in(path);
-    std::vector<uint8_t> out;
-    std::string line, digits;
-    bool good = static_cast<bool>(in);
-    while (std::getline(in, line)) {
-        if (!line.empty() && line[0] == '#') continue;
-        for (char c : line)
-            if (std::isxdigit(static_cast<unsigned char>(c))) digits += c;
-    }
-    if (digits.size() % 2) good = false;
-    for (size_t i = 0; i + 1 < digits.size(); i += 2)
-        out.push_back(static_cast<uint8_t>(std::stoul(digits.substr(i, 2), nullptr, 16)));
-    if (ok) *ok = good;
-    return out;
+    return gwhex::read(path, ok);
 }
 
 inline std::string to_hex(const std::vector<uint8_t>& bytes, const std::string& comment) {
