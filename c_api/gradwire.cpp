@@ -1,13 +1,16 @@
-// The extern "C" layer: argument checks, option-struct versions, status
-// codes and handle lifetimes. All logic lives in src/.
+// The extern "C" layer: argument checks, option-struct versions, translation
+// of public options into the core's own configs, status codes and handle
+// lifetimes. All logic lives in src/; the core never sees a public struct.
 #include "gradwire.h"
 
 #include <cmath>
 #include <cstring>
+#include <new>
 
 #include "codecs/codec.hpp"
 #include "feedback/ef_server.hpp"
 #include "feedback/ef_worker.hpp"
+#include "feedback/state_blob.hpp"
 #include "frame/frame.hpp"
 #include "kernels/kernels.hpp"
 #include "rng.hpp"
@@ -15,6 +18,67 @@
 
 #define GW_STR2(x) #x
 #define GW_STR(x) GW_STR2(x)
+
+struct gw_codec_spec {
+    gw::CodecParams p;
+};
+struct gw_worker {
+    gw::EfWorker impl;
+};
+struct gw_server {
+    gw::EfServer impl;
+};
+
+namespace {
+
+// Every option struct version from 1 to the current one is known.
+bool known_version(unsigned int v, unsigned int current) { return v >= 1 && v <= current; }
+
+// True if [a, a+an) and [b, b+bn) share a byte.
+bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
+    if (!a || !b || an == 0 || bn == 0) return false;
+    const uintptr_t x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
+    return x < y + bn && y < x + an;
+}
+
+bool valid_dtype(const gw_dtype& d) {
+    const int v = gw::enum_value(d);
+    return v == GW_DTYPE_F32 || v == GW_DTYPE_F16 || v == GW_DTYPE_BF16;
+}
+size_t dtype_size(gw_dtype d) { return d == GW_DTYPE_F32 ? 4 : 2; }
+
+// Length in bytes of n elements of dtype (n <= GW_MAX_ELEMENTS, so no overflow).
+size_t span_bytes(uint64_t n, size_t width) { return static_cast<size_t>(n * width); }
+
+// Out-of-range target values from C become 7: inside the C++ enum's value
+// range (so the cast is defined) but no target, so callees reject it.
+gw_simd_target checked_target(const gw_simd_target& t) {
+    const int v = gw::enum_value(t);
+    return static_cast<gw_simd_target>(v >= GW_SIMD_AUTO && v <= GW_SIMD_AVX512 ? v : 7);
+}
+
+const gw::Codec* checked_codec(const gw_codec_id& id) {
+    const int v = gw::enum_value(id);
+    return v > 0 ? gw::codec_for(static_cast<unsigned>(v)) : nullptr;
+}
+
+// f16/bf16 input is converted to f32 in the thread's workspace.
+gw_status input_f32(const void* x, gw_dtype dtype, uint64_t n, const float** out) {
+    if (dtype == GW_DTYPE_F32 || n == 0) {
+        *out = static_cast<const float*>(x);
+        return GW_OK;
+    }
+    float* f = static_cast<float*>(gw::thread_workspace().convert.get(span_bytes(n, 4)));
+    if (!f) return GW_ERR_OUT_OF_MEMORY;
+    if (dtype == GW_DTYPE_F16)
+        gw::kern::active().f16_to_f32(x, f, n);
+    else
+        gw::kern::active().bf16_to_f32(x, f, n);
+    *out = f;
+    return GW_OK;
+}
+
+}  // namespace
 
 extern "C" {
 
@@ -29,18 +93,23 @@ const char* gw_status_str(gw_status status) {
         case GW_ERR_OPTIONS_VERSION: return "unknown options/info struct version";
         case GW_ERR_NONFINITE: return "input contains NaN or Inf; nothing was changed";
         case GW_ERR_SEQUENCE: return "call out of sequence";
-        case GW_ERR_COUNT_MISMATCH: return "frame element count differs from the tensor length";
-        case GW_ERR_CODEC_MISMATCH: return "frame codec differs from the one expected";
+        case GW_ERR_COUNT_MISMATCH: return "element count differs from the tensor length";
+        case GW_ERR_CODEC_MISMATCH: return "frame codec or parameters differ from the ones expected";
+        case GW_ERR_OVERLAP: return "input and output buffers overlap";
+        case GW_ERR_TAG_MISMATCH: return "frame tag is not the tensor and round expected";
+        case GW_ERR_OVERFLOW: return "finite inputs but the result overflows float32; nothing was changed";
         case GW_ERR_FRAME_TRUNCATED: return "frame truncated";
         case GW_ERR_FRAME_MAGIC: return "not a gradwire frame (bad magic)";
         case GW_ERR_FRAME_VERSION: return "unsupported frame format version";
         case GW_ERR_FRAME_CODEC: return "unknown codec id in frame";
-        case GW_ERR_FRAME_FLAGS: return "reserved frame flag bits set";
+        case GW_ERR_FRAME_FLAGS: return "reserved or forbidden frame flag bits set";
         case GW_ERR_FRAME_CHECKSUM: return "frame checksum mismatch";
         case GW_ERR_FRAME_LENGTH: return "frame payload length inconsistent with its count";
         case GW_ERR_FRAME_PARAMS: return "malformed codec parameters in frame";
         case GW_ERR_FRAME_PAYLOAD: return "invalid frame payload";
         case GW_ERR_FRAME_TRAILING: return "bytes after the end of the frame";
+        case GW_ERR_FRAME_INDEX: return "sparse index out of range";
+        case GW_ERR_FRAME_ZSTD: return "zstd stage malformed, oversized or not canonical";
         case GW_ERR_STATE_MAGIC: return "not a gradwire state blob (bad magic)";
         case GW_ERR_STATE_VERSION: return "unsupported state blob version";
         case GW_ERR_STATE_CHECKSUM: return "state blob checksum mismatch";
@@ -51,6 +120,26 @@ const char* gw_status_str(gw_status status) {
     return "unknown status";
 }
 
+const char* gw_status_name(gw_status status) {
+#define GW_NAME(s) \
+    case s: return #s;
+    switch (gw::enum_value(status)) {
+        GW_NAME(GW_OK) GW_NAME(GW_ERR_NULL_POINTER) GW_NAME(GW_ERR_INVALID_ARGUMENT)
+        GW_NAME(GW_ERR_BUFFER_TOO_SMALL) GW_NAME(GW_ERR_OUT_OF_MEMORY) GW_NAME(GW_ERR_UNSUPPORTED)
+        GW_NAME(GW_ERR_OPTIONS_VERSION) GW_NAME(GW_ERR_NONFINITE) GW_NAME(GW_ERR_SEQUENCE)
+        GW_NAME(GW_ERR_COUNT_MISMATCH) GW_NAME(GW_ERR_CODEC_MISMATCH) GW_NAME(GW_ERR_OVERLAP)
+        GW_NAME(GW_ERR_TAG_MISMATCH) GW_NAME(GW_ERR_OVERFLOW) GW_NAME(GW_ERR_FRAME_TRUNCATED)
+        GW_NAME(GW_ERR_FRAME_MAGIC) GW_NAME(GW_ERR_FRAME_VERSION) GW_NAME(GW_ERR_FRAME_CODEC)
+        GW_NAME(GW_ERR_FRAME_FLAGS) GW_NAME(GW_ERR_FRAME_CHECKSUM) GW_NAME(GW_ERR_FRAME_LENGTH)
+        GW_NAME(GW_ERR_FRAME_PARAMS) GW_NAME(GW_ERR_FRAME_PAYLOAD) GW_NAME(GW_ERR_FRAME_TRAILING)
+        GW_NAME(GW_ERR_FRAME_INDEX) GW_NAME(GW_ERR_FRAME_ZSTD) GW_NAME(GW_ERR_STATE_MAGIC)
+        GW_NAME(GW_ERR_STATE_VERSION) GW_NAME(GW_ERR_STATE_CHECKSUM) GW_NAME(GW_ERR_STATE_MISMATCH)
+        GW_NAME(GW_ERR_STATE_CORRUPT) GW_NAME(GW_ERR_INTERNAL)
+    }
+#undef GW_NAME
+    return "GW_UNKNOWN";
+}
+
 unsigned int gw_version_number(void) { return GW_VERSION_NUMBER; }
 
 const char* gw_version_string(void) {
@@ -58,13 +147,6 @@ const char* gw_version_string(void) {
 }
 
 /* SIMD ------------------------------------------------------------------- */
-
-// Out-of-range target values from C become 7: inside the C++ enum's value
-// range (so the cast is defined) but no target, so callees reject it.
-static gw_simd_target checked_target(const gw_simd_target& t) {
-    const int v = gw::enum_value(t);
-    return static_cast<gw_simd_target>(v >= GW_SIMD_AUTO && v <= GW_SIMD_AVX512 ? v : 7);
-}
 
 gw_status gw_simd_set_target(gw_simd_target t) { return gw::kern::set_target(checked_target(t)); }
 gw_simd_target gw_simd_active_target(void) { return gw::kern::active_target(); }
@@ -76,41 +158,142 @@ const char* gw_simd_target_name(gw_simd_target t) {
     return gw::kern::target_name(checked_target(t));
 }
 
-/* Codecs and frames -------------------------------------------------------- */
+/* Codecs and specs --------------------------------------------------------- */
 
-gw_status gw_codec_options_init(gw_codec_options* o, unsigned int version) {
-    if (!o) return GW_ERR_NULL_POINTER;
-    if (version != GW_CODEC_OPTIONS_VERSION) return GW_ERR_OPTIONS_VERSION;
-    *o = gw_codec_options GW_CODEC_OPTIONS_INIT;
+const char* gw_codec_name(gw_codec_id codec) {
+    const gw::Codec* c = checked_codec(codec);
+    return c ? c->name : nullptr;
+}
+
+gw_status gw_codec_from_name(const char* name, gw_codec_id* codec) {
+    if (!name || !codec) return GW_ERR_NULL_POINTER;
+    for (size_t i = 0; i < gw::codec_count(); ++i)
+        if (std::strcmp(gw::codec_at(i)->name, name) == 0) {
+            *codec = gw::codec_at(i)->id;
+            return GW_OK;
+        }
+    return GW_ERR_INVALID_ARGUMENT;
+}
+
+gw_status gw_codec_list(gw_codec_id* ids, size_t capacity, size_t* count) {
+    if (!count || (!ids && capacity)) return GW_ERR_NULL_POINTER;
+    *count = gw::codec_count();
+    for (size_t i = 0; i < capacity && i < *count; ++i) ids[i] = gw::codec_at(i)->id;
     return GW_OK;
 }
 
-gw_status gw_encode_bound(const gw_codec_options* opts, uint64_t n, size_t* bound) {
-    if (!opts || !bound) return GW_ERR_NULL_POINTER;
-    gw::CodecParams p;
-    const gw_status st = gw::codec_params_from_options(opts, &p);
-    if (st != GW_OK) return st;
-    if (!gw::frame::frame_size(*gw::codec_for(p.id), p, n, bound)) return GW_ERR_INVALID_ARGUMENT;
+gw_status gw_codec_params(gw_codec_id codec, gw_param* params, size_t capacity, size_t* count) {
+    if (!count || (!params && capacity)) return GW_ERR_NULL_POINTER;
+    const gw::Codec* c = checked_codec(codec);
+    if (!c) return GW_ERR_INVALID_ARGUMENT;
+    *count = c->num_params;
+    for (size_t i = 0; i < capacity && i < c->num_params; ++i) params[i] = c->params[i].id;
     return GW_OK;
 }
 
-gw_status gw_encode(const gw_codec_options* opts, const float* x, uint64_t n, void* frame,
-                    size_t capacity, size_t* written) {
-    if (!opts || !frame || !written || (!x && n)) return GW_ERR_NULL_POINTER;
-    gw::CodecParams p;
-    const gw_status st = gw::codec_params_from_options(opts, &p);
+const char* gw_param_name(gw_param param) { return gw::param_name(param); }
+
+gw_status gw_codec_param_bounds(gw_codec_id codec, gw_param param, int64_t* min, int64_t* max,
+                                int64_t* default_value) {
+    const gw::Codec* c = checked_codec(codec);
+    if (!c) return GW_ERR_INVALID_ARGUMENT;
+    const int slot = gw::param_slot(*c, param);
+    if (slot < 0) return GW_ERR_INVALID_ARGUMENT;
+    if (min) *min = c->params[slot].min;
+    if (max) *max = c->params[slot].max;
+    if (default_value) *default_value = c->params[slot].def;
+    return GW_OK;
+}
+
+gw_status gw_codec_spec_create(gw_codec_spec** spec, gw_codec_id codec) {
+    if (!spec) return GW_ERR_NULL_POINTER;
+    const gw::Codec* c = checked_codec(codec);
+    if (!c) return GW_ERR_INVALID_ARGUMENT;
+    gw_codec_spec* s = new (std::nothrow) gw_codec_spec{gw::default_params(*c)};
+    if (!s) return GW_ERR_OUT_OF_MEMORY;
+    *spec = s;
+    return GW_OK;
+}
+
+gw_status gw_codec_spec_clone(gw_codec_spec** copy, const gw_codec_spec* spec) {
+    if (!copy || !spec) return GW_ERR_NULL_POINTER;
+    gw_codec_spec* s = new (std::nothrow) gw_codec_spec{spec->p};
+    if (!s) return GW_ERR_OUT_OF_MEMORY;
+    *copy = s;
+    return GW_OK;
+}
+
+void gw_codec_spec_free(gw_codec_spec* spec) { delete spec; }
+
+gw_status gw_codec_spec_set(gw_codec_spec* spec, gw_param param, int64_t value) {
+    if (!spec) return GW_ERR_NULL_POINTER;
+    return gw::set_param(&spec->p, param, value);
+}
+
+gw_status gw_codec_spec_get(const gw_codec_spec* spec, gw_param param, int64_t* value) {
+    if (!spec || !value) return GW_ERR_NULL_POINTER;
+    const int slot = gw::param_slot(*spec->p.codec, param);
+    if (slot < 0) return GW_ERR_INVALID_ARGUMENT;
+    *value = spec->p.v[slot];
+    return GW_OK;
+}
+
+gw_status gw_codec_spec_codec(const gw_codec_spec* spec, gw_codec_id* codec) {
+    if (!spec || !codec) return GW_ERR_NULL_POINTER;
+    *codec = spec->p.codec->id;
+    return GW_OK;
+}
+
+int gw_codec_spec_equal(const gw_codec_spec* a, const gw_codec_spec* b) {
+    return a && b && gw::params_equal(a->p, b->p);
+}
+
+/* Encode and decode -------------------------------------------------------- */
+
+gw_status gw_encode_ctx_init(gw_encode_ctx* ctx, unsigned int version) {
+    if (!ctx) return GW_ERR_NULL_POINTER;
+    if (!known_version(version, GW_ENCODE_CTX_VERSION)) return GW_ERR_OPTIONS_VERSION;
+    *ctx = gw_encode_ctx GW_ENCODE_CTX_INIT;
+    ctx->version = version;
+    return GW_OK;
+}
+
+gw_status gw_encode_bound(const gw_codec_spec* spec, uint64_t n, size_t* bound) {
+    if (!spec || !bound) return GW_ERR_NULL_POINTER;
+    if (!gw::frame::frame_bound(spec->p, n, bound)) return GW_ERR_INVALID_ARGUMENT;
+    return GW_OK;
+}
+
+gw_status gw_encode(const gw_codec_spec* spec, const gw_encode_ctx* ctx, const void* x,
+                    gw_dtype dtype, uint64_t n, void* frame, size_t capacity, size_t* written) {
+    if (!spec || !frame || !written || (!x && n)) return GW_ERR_NULL_POINTER;
+    if (ctx && !known_version(ctx->version, GW_ENCODE_CTX_VERSION)) return GW_ERR_OPTIONS_VERSION;
+    if (!valid_dtype(dtype) || n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
+    if (overlaps(x, span_bytes(n, dtype_size(dtype)), frame, capacity)) return GW_ERR_OVERLAP;
+    const float* xf = nullptr;
+    gw_status st = input_f32(x, dtype, n, &xf);
     if (st != GW_OK) return st;
-    return gw::frame::encode(p, x, n, frame, capacity, written, nullptr);
+    gw::Workspace& ws = gw::thread_workspace();
+    gw::EncodeCtx c;
+    uint64_t tag = 0;
+    if (ctx) {
+        c = gw::EncodeCtx{ctx->seed, ctx->step, ctx->tensor, nullptr};
+        tag = ctx->tag;
+    }
+    c.scratch = &ws.codec;
+    return gw::frame::encode(spec->p, c, tag, xf, n, frame, capacity, written, nullptr, ws.stage);
 }
 
 gw_status gw_decode(const void* frame, size_t size, float* out, uint64_t capacity,
                     uint64_t* count) {
     if ((!frame && size) || (!out && capacity)) return GW_ERR_NULL_POINTER;
+    if (capacity > GW_MAX_ELEMENTS) capacity = GW_MAX_ELEMENTS;
+    if (overlaps(frame, size, out, span_bytes(capacity, 4))) return GW_ERR_OVERLAP;
     gw::frame::View v;
-    const gw_status st = gw::frame::open(frame, size, true, &v);
+    const gw_status st = gw::frame::open(frame, size, true, gw::thread_workspace().stage, &v);
     if (st != GW_OK) return st;
     if (v.count > capacity) return GW_ERR_BUFFER_TOO_SMALL;
-    if (v.count) v.codec->decode(v.params, v.payload, v.count, out);
+    if (v.count) v.params.codec->decode(v.params, v.payload, v.payload_len, v.count, out);
     if (count) *count = v.count;
     return GW_OK;
 }
@@ -118,40 +301,61 @@ gw_status gw_decode(const void* frame, size_t size, float* out, uint64_t capacit
 gw_status gw_decode_accumulate(const void* frame, size_t size, float alpha, float* acc,
                                uint64_t n) {
     if ((!frame && size) || (!acc && n)) return GW_ERR_NULL_POINTER;
-    if (!std::isfinite(alpha)) return GW_ERR_INVALID_ARGUMENT;
+    if (!std::isfinite(alpha) || n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
+    if (overlaps(frame, size, acc, span_bytes(n, 4))) return GW_ERR_OVERLAP;
     gw::frame::View v;
-    const gw_status st = gw::frame::open(frame, size, true, &v);
+    const gw_status st = gw::frame::open(frame, size, true, gw::thread_workspace().stage, &v);
     if (st != GW_OK) return st;
     if (v.count != n) return GW_ERR_COUNT_MISMATCH;
-    if (n) v.codec->accumulate(v.params, v.payload, v.count, alpha, acc);
+    if (n) v.params.codec->accumulate(v.params, v.payload, v.payload_len, n, alpha, acc);
     return GW_OK;
 }
 
 gw_status gw_scaled_sign_phi(const float* x, uint64_t n, uint32_t block_size, double* phi) {
     if ((!x && n) || !phi) return GW_ERR_NULL_POINTER;
+    if (n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
     return gw::scaled_sign_phi(x, n, block_size, phi);
+}
+
+/* Frames -------------------------------------------------------------------- */
+
+gw_status gw_frame_size(const void* header, size_t size, size_t* frame_size) {
+    if ((!header && size) || !frame_size) return GW_ERR_NULL_POINTER;
+    return gw::frame::frame_size(header, size, frame_size);
 }
 
 gw_status gw_frame_info_init(gw_frame_info* info, unsigned int version) {
     if (!info) return GW_ERR_NULL_POINTER;
-    if (version != GW_FRAME_INFO_VERSION) return GW_ERR_OPTIONS_VERSION;
-    std::memset(info, 0, sizeof *info);
+    if (!known_version(version, GW_FRAME_INFO_VERSION)) return GW_ERR_OPTIONS_VERSION;
+    *info = gw_frame_info GW_FRAME_INFO_INIT;
     info->version = version;
     return GW_OK;
 }
 
 gw_status gw_frame_inspect(const void* frame, size_t size, gw_frame_info* info) {
     if ((!frame && size) || !info) return GW_ERR_NULL_POINTER;
-    if (info->version != GW_FRAME_INFO_VERSION) return GW_ERR_OPTIONS_VERSION;
+    if (!known_version(info->version, GW_FRAME_INFO_VERSION)) return GW_ERR_OPTIONS_VERSION;
     gw::frame::View v;
-    const gw_status st = gw::frame::open(frame, size, false, &v);
+    const gw_status st = gw::frame::open(frame, size, false, gw::thread_workspace().stage, &v);
     if (st != GW_OK) return st;
-    info->format_version = GW_FRAME_FORMAT_VERSION;
-    info->codec = v.params.id;
-    info->block_size = v.params.block_size;
+    info->format_version = v.format;
+    info->codec = v.params.codec->id;
+    info->flags = v.flags;
+    info->tag = v.tag;
     info->count = v.count;
-    info->payload_size = v.payload_size;
+    info->payload_size = v.wire_payload_len;
     info->frame_size = v.frame_size;
+    return GW_OK;
+}
+
+gw_status gw_frame_spec(const void* frame, size_t size, gw_codec_spec** spec) {
+    if ((!frame && size) || !spec) return GW_ERR_NULL_POINTER;
+    gw::frame::View v;
+    const gw_status st = gw::frame::open(frame, size, false, gw::thread_workspace().stage, &v);
+    if (st != GW_OK) return st;
+    gw_codec_spec* s = new (std::nothrow) gw_codec_spec{v.params};
+    if (!s) return GW_ERR_OUT_OF_MEMORY;
+    *spec = s;
     return GW_OK;
 }
 
@@ -159,144 +363,203 @@ gw_status gw_frame_inspect(const void* frame, size_t size, gw_frame_info* info) 
 
 gw_status gw_worker_options_init(gw_worker_options* o, unsigned int version) {
     if (!o) return GW_ERR_NULL_POINTER;
-    if (version != GW_WORKER_OPTIONS_VERSION) return GW_ERR_OPTIONS_VERSION;
-    std::memset(o, 0, sizeof *o);
+    if (!known_version(version, GW_WORKER_OPTIONS_VERSION)) return GW_ERR_OPTIONS_VERSION;
+    *o = gw_worker_options GW_WORKER_OPTIONS_INIT;
     o->version = version;
-    o->codec = gw_codec_options GW_CODEC_OPTIONS_INIT;
-    o->momentum = GW_MOMENTUM_NESTEROV;
-    o->mu = 0.9f;
-    o->error_feedback = 1;
     return GW_OK;
 }
 
-gw_status gw_worker_create(gw_worker** w, const gw_worker_options* o) {
-    if (!w || !o) return GW_ERR_NULL_POINTER;
-    if (o->version != GW_WORKER_OPTIONS_VERSION) return GW_ERR_OPTIONS_VERSION;
-    return gw_worker::create(*o, w);
+gw_status gw_worker_create(gw_worker** w, const gw_worker_options* o, const gw_codec_spec* codec) {
+    if (!w || !o || !codec) return GW_ERR_NULL_POINTER;
+    if (!known_version(o->version, GW_WORKER_OPTIONS_VERSION)) return GW_ERR_OPTIONS_VERSION;
+    const int momentum = gw::enum_value(o->momentum);
+    if (o->n == 0 || o->n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
+    if (momentum != GW_MOMENTUM_NONE && momentum != GW_MOMENTUM_NESTEROV &&
+        momentum != GW_MOMENTUM_SIGNUM)
+        return GW_ERR_INVALID_ARGUMENT;
+    if (!(o->mu >= 0.0f && o->mu < 1.0f)) return GW_ERR_INVALID_ARGUMENT;  // also rejects NaN
+    // A decay without momentum would be silently ignored: say so instead.
+    if (momentum == GW_MOMENTUM_NONE && o->mu != 0.0f) return GW_ERR_INVALID_ARGUMENT;
+    if (o->error_feedback != 0 && o->error_feedback != 1) return GW_ERR_INVALID_ARGUMENT;
+    gw::WorkerConfig c;
+    c.n = o->n;
+    c.codec = codec->p;
+    c.momentum = static_cast<gw_momentum>(momentum);
+    c.mu = o->mu;
+    c.error_feedback = o->error_feedback == 1;
+    c.tensor = o->tensor;
+    c.seed = o->seed;
+    gw_worker* h = new (std::nothrow) gw_worker();
+    if (!h) return GW_ERR_OUT_OF_MEMORY;
+    const gw_status st = h->impl.init(c);
+    if (st != GW_OK) {
+        delete h;
+        return st;
+    }
+    *w = h;
+    return GW_OK;
 }
 
 void gw_worker_free(gw_worker* w) { delete w; }
 
 gw_status gw_worker_frame_bound(const gw_worker* w, size_t* bound) {
     if (!w || !bound) return GW_ERR_NULL_POINTER;
-    *bound = w->frame_bound();
+    *bound = w->impl.frame_bound();
     return GW_OK;
 }
 
-gw_status gw_worker_step(gw_worker* w, const float* grad, float lr, void* frame, size_t capacity,
-                         size_t* written) {
+gw_status gw_worker_step(gw_worker* w, const void* grad, gw_dtype dtype, uint64_t n, float lr,
+                         void* frame, size_t capacity, size_t* written) {
     if (!w || !grad || !frame || !written) return GW_ERR_NULL_POINTER;
-    return w->step(grad, lr, frame, capacity, written);
+    if (!valid_dtype(dtype)) return GW_ERR_INVALID_ARGUMENT;
+    if (n != w->impl.config().n) return GW_ERR_COUNT_MISMATCH;
+    if (overlaps(grad, span_bytes(n, dtype_size(dtype)), frame, capacity)) return GW_ERR_OVERLAP;
+    return w->impl.step(grad, dtype, lr, frame, capacity, written);
+}
+
+gw_status gw_worker_step_count(const gw_worker* w, uint64_t* steps) {
+    if (!w || !steps) return GW_ERR_NULL_POINTER;
+    *steps = w->impl.steps();
+    return GW_OK;
 }
 
 gw_status gw_worker_residual(const gw_worker* w, float* out, uint64_t n) {
     if (!w || !out) return GW_ERR_NULL_POINTER;
-    if (n != w->config().n) return GW_ERR_COUNT_MISMATCH;
-    w->residual(out);
+    if (n != w->impl.config().n) return GW_ERR_COUNT_MISMATCH;
+    w->impl.residual(out);
     return GW_OK;
 }
 
 gw_status gw_worker_momentum(const gw_worker* w, float* out, uint64_t n) {
     if (!w || !out) return GW_ERR_NULL_POINTER;
-    if (n != w->config().n) return GW_ERR_COUNT_MISMATCH;
-    w->momentum(out);
+    if (n != w->impl.config().n) return GW_ERR_COUNT_MISMATCH;
+    w->impl.momentum(out);
     return GW_OK;
 }
 
 gw_status gw_worker_save_bound(const gw_worker* w, size_t* bound) {
     if (!w || !bound) return GW_ERR_NULL_POINTER;
-    *bound = w->save_bound();
+    *bound = gw::blob::save_bound(w->impl);
     return GW_OK;
 }
 
 gw_status gw_worker_save(const gw_worker* w, void* blob, size_t capacity, size_t* written) {
     if (!w || !blob || !written) return GW_ERR_NULL_POINTER;
-    if (capacity < w->save_bound()) return GW_ERR_BUFFER_TOO_SMALL;
-    *written = w->save(blob);
+    if (capacity < gw::blob::save_bound(w->impl)) return GW_ERR_BUFFER_TOO_SMALL;
+    *written = gw::blob::save(w->impl, blob);
     return GW_OK;
 }
 
 gw_status gw_worker_load(gw_worker* w, const void* blob, size_t size) {
     if (!w || (!blob && size)) return GW_ERR_NULL_POINTER;
-    return w->load(blob, size);
+    return gw::blob::load(w->impl, blob, size);
 }
 
 /* Server ------------------------------------------------------------------- */
 
 gw_status gw_server_options_init(gw_server_options* o, unsigned int version) {
     if (!o) return GW_ERR_NULL_POINTER;
-    if (version != GW_SERVER_OPTIONS_VERSION) return GW_ERR_OPTIONS_VERSION;
-    std::memset(o, 0, sizeof *o);
+    if (!known_version(version, GW_SERVER_OPTIONS_VERSION)) return GW_ERR_OPTIONS_VERSION;
+    *o = gw_server_options GW_SERVER_OPTIONS_INIT;
     o->version = version;
-    o->num_workers = 1;
-    o->codec = gw_codec_options GW_CODEC_OPTIONS_INIT;
-    o->error_feedback = 1;
     return GW_OK;
 }
 
 gw_status gw_shard_range(uint64_t total, uint32_t parts, uint32_t index, uint64_t* offset,
                          uint64_t* length) {
     if (!offset || !length) return GW_ERR_NULL_POINTER;
-    if (parts == 0 || index >= parts) return GW_ERR_INVALID_ARGUMENT;
+    if (parts == 0 || index >= parts || total > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
     const uint64_t base = total / parts, extra = total % parts;
     *offset = index * base + (index < extra ? index : extra);
     *length = base + (index < extra ? 1 : 0);
     return GW_OK;
 }
 
-gw_status gw_server_create(gw_server** s, const gw_server_options* o) {
-    if (!s || !o) return GW_ERR_NULL_POINTER;
-    if (o->version != GW_SERVER_OPTIONS_VERSION) return GW_ERR_OPTIONS_VERSION;
-    return gw_server::create(*o, s);
+gw_status gw_server_create(gw_server** s, const gw_server_options* o,
+                           const gw_codec_spec* broadcast, const gw_codec_spec* expect) {
+    if (!s || !o || !broadcast) return GW_ERR_NULL_POINTER;
+    if (!known_version(o->version, GW_SERVER_OPTIONS_VERSION)) return GW_ERR_OPTIONS_VERSION;
+    if (o->total > GW_MAX_ELEMENTS || o->offset > o->total || o->length > o->total - o->offset)
+        return GW_ERR_INVALID_ARGUMENT;
+    if (o->num_workers == 0 || o->num_workers > gw::EfServer::kMaxWorkers)
+        return GW_ERR_INVALID_ARGUMENT;
+    if (o->error_feedback != 0 && o->error_feedback != 1) return GW_ERR_INVALID_ARGUMENT;
+    if (o->check_tag != 0 && o->check_tag != 1) return GW_ERR_INVALID_ARGUMENT;
+    gw::ServerConfig c;
+    c.total = o->total;
+    c.offset = o->offset;
+    c.length = o->length;
+    c.workers = o->num_workers;
+    c.codec = broadcast->p;
+    c.has_expect = expect != nullptr;
+    if (expect) c.expect = expect->p;
+    c.error_feedback = o->error_feedback == 1;
+    c.tensor = o->tensor;
+    c.check_tag = o->check_tag == 1;
+    gw_server* h = new (std::nothrow) gw_server();
+    if (!h) return GW_ERR_OUT_OF_MEMORY;
+    const gw_status st = h->impl.init(c);
+    if (st != GW_OK) {
+        delete h;
+        return st;
+    }
+    *s = h;
+    return GW_OK;
 }
 
 void gw_server_free(gw_server* s) { delete s; }
 
 gw_status gw_server_frame_bound(const gw_server* s, size_t* bound) {
     if (!s || !bound) return GW_ERR_NULL_POINTER;
-    *bound = s->frame_bound();
+    *bound = s->impl.frame_bound();
     return GW_OK;
 }
 
 gw_status gw_server_push(gw_server* s, const void* frame, size_t size) {
     if (!s || (!frame && size)) return GW_ERR_NULL_POINTER;
-    return s->push(frame, size);
+    return s->impl.push(frame, size);
 }
 
 gw_status gw_server_step(gw_server* s, float lr, void* frame, size_t capacity, size_t* written) {
     if (!s || !frame || !written) return GW_ERR_NULL_POINTER;
-    return s->step(lr, frame, capacity, written);
+    return s->impl.step(lr, frame, capacity, written);
 }
 
 gw_status gw_server_reset_round(gw_server* s) {
     if (!s) return GW_ERR_NULL_POINTER;
-    s->reset_round();
+    s->impl.reset_round();
+    return GW_OK;
+}
+
+gw_status gw_server_step_count(const gw_server* s, uint64_t* steps) {
+    if (!s || !steps) return GW_ERR_NULL_POINTER;
+    *steps = s->impl.steps();
     return GW_OK;
 }
 
 gw_status gw_server_residual(const gw_server* s, float* out, uint64_t n) {
-    if (!s || !out) return GW_ERR_NULL_POINTER;
-    if (n != s->config().length) return GW_ERR_COUNT_MISMATCH;
-    s->residual(out);
+    if (!s || (!out && n)) return GW_ERR_NULL_POINTER;
+    if (n != s->impl.config().length) return GW_ERR_COUNT_MISMATCH;
+    s->impl.residual(out);
     return GW_OK;
 }
 
 gw_status gw_server_save_bound(const gw_server* s, size_t* bound) {
     if (!s || !bound) return GW_ERR_NULL_POINTER;
-    *bound = s->save_bound();
+    *bound = gw::blob::save_bound(s->impl);
     return GW_OK;
 }
 
 gw_status gw_server_save(const gw_server* s, void* blob, size_t capacity, size_t* written) {
     if (!s || !blob || !written) return GW_ERR_NULL_POINTER;
-    if (capacity < s->save_bound()) return GW_ERR_BUFFER_TOO_SMALL;
-    *written = s->save(blob);
+    if (capacity < gw::blob::save_bound(s->impl)) return GW_ERR_BUFFER_TOO_SMALL;
+    *written = gw::blob::save(s->impl, blob);
     return GW_OK;
 }
 
 gw_status gw_server_load(gw_server* s, const void* blob, size_t size) {
     if (!s || (!blob && size)) return GW_ERR_NULL_POINTER;
-    return s->load(blob, size);
+    return gw::blob::load(s->impl, blob, size);
 }
 
 /* RNG and CRC ---------------------------------------------------------------- */

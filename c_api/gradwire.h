@@ -5,10 +5,16 @@
  * Rules every function follows (see docs/c-api.md):
  *  - returns a gw_status; GW_OK is 0, errors are negative and never renumbered;
  *  - the caller owns every output buffer; `*_bound` functions size them;
+ *  - every input vector comes with its length;
  *  - on any error, outputs and handle state are left exactly as they were;
+ *  - inputs and outputs never overlap unless a call says so: overlapping
+ *    buffers are rejected with GW_ERR_OVERLAP where the call can see both;
  *  - stateless calls are reentrant; a handle is used by one thread at a time;
  *    different handles may be used concurrently;
+ *  - option structs carry a version as first field, have an INIT macro and an
+ *    init function; every version from 1 to the current one is accepted;
  *  - free functions accept NULL.
+ * The algorithms are described in docs/algorithms.md.
  */
 #ifndef GRADWIRE_H
 #define GRADWIRE_H
@@ -16,18 +22,30 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "gradwire_types.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-/* One source of truth for the version: meson.build reads these three lines. */
+/* One source of truth for the version: meson.build reads these three lines.
+ * Before 1.0 every minor version may change the ABI and has its own soname. */
 #define GW_VERSION_MAJOR 0
-#define GW_VERSION_MINOR 1
+#define GW_VERSION_MINOR 2
 #define GW_VERSION_PATCH 0
 #define GW_VERSION_NUMBER (GW_VERSION_MAJOR * 10000 + GW_VERSION_MINOR * 100 + GW_VERSION_PATCH)
 
-/* Wire format version written into every frame (independent of the library version). */
-#define GW_FRAME_FORMAT_VERSION 1
+/* Wire format version written into every frame (independent of the library
+ * version). Frames of format 1 still decode. */
+#define GW_FRAME_FORMAT_VERSION 2
+/* Bytes of the fixed frame header: enough for gw_frame_size(). */
+#define GW_FRAME_HEADER_SIZE 40
+/* Largest tensor length any call accepts (4 TiB of float32); longer is
+ * GW_ERR_INVALID_ARGUMENT, never an attempted allocation. */
+#define GW_MAX_ELEMENTS ((uint64_t)1 << 40)
+
+/* A frame tag naming tensor and round, as worker and server handles write it. */
+#define GW_TAG(tensor, step) (((uint64_t)(uint32_t)(tensor) << 32) | (uint64_t)(uint32_t)(step))
 
 #ifndef GW_API
 #  if defined(_WIN32)
@@ -40,40 +58,12 @@ extern "C" {
 #endif
 
 /* ------------------------------------------------------------------------ */
-/* Status codes: fixed values, append only.                                   */
+/* Status and version                                                         */
 /* ------------------------------------------------------------------------ */
-typedef enum gw_status {
-    GW_OK                     = 0,
-    GW_ERR_NULL_POINTER       = -1,  /* a required pointer argument was NULL */
-    GW_ERR_INVALID_ARGUMENT   = -2,  /* an argument is out of its documented range */
-    GW_ERR_BUFFER_TOO_SMALL   = -3,  /* output capacity below the `_bound` / element count */
-    GW_ERR_OUT_OF_MEMORY      = -4,
-    GW_ERR_UNSUPPORTED        = -5,  /* e.g. a SIMD target this CPU or build lacks */
-    GW_ERR_OPTIONS_VERSION    = -6,  /* an options/info struct has an unknown version */
-    GW_ERR_NONFINITE          = -7,  /* NaN or Inf in an input vector (nothing was written) */
-    GW_ERR_SEQUENCE           = -8,  /* call out of order (e.g. server step before all pushes) */
-    GW_ERR_COUNT_MISMATCH     = -9,  /* frame element count differs from the tensor length */
-    GW_ERR_CODEC_MISMATCH     = -10, /* frame codec/params differ from what the handle expects */
-    GW_ERR_FRAME_TRUNCATED    = -20, /* fewer bytes than the header or its lengths require */
-    GW_ERR_FRAME_MAGIC        = -21,
-    GW_ERR_FRAME_VERSION      = -22, /* unknown frame format version */
-    GW_ERR_FRAME_CODEC        = -23, /* unknown codec id */
-    GW_ERR_FRAME_FLAGS        = -24, /* a reserved flag bit is set */
-    GW_ERR_FRAME_CHECKSUM     = -25, /* CRC32C mismatch */
-    GW_ERR_FRAME_LENGTH       = -26, /* payload length inconsistent with count and params */
-    GW_ERR_FRAME_PARAMS       = -27, /* codec parameters malformed */
-    GW_ERR_FRAME_PAYLOAD      = -28, /* payload content invalid (e.g. non-finite scale) */
-    GW_ERR_FRAME_TRAILING     = -29, /* bytes after the frame's checksum */
-    GW_ERR_STATE_MAGIC        = -40, /* checkpoint blob: not a gradwire state blob */
-    GW_ERR_STATE_VERSION      = -41,
-    GW_ERR_STATE_CHECKSUM     = -42,
-    GW_ERR_STATE_MISMATCH     = -43, /* blob is for another kind/size/configuration of handle */
-    GW_ERR_STATE_CORRUPT      = -44, /* blob structure or contents invalid */
-    GW_ERR_INTERNAL           = -99
-} gw_status;
-
 /* Static message for a status code; never NULL ("unknown status" for others). */
 GW_API const char *gw_status_str(gw_status status);
+/* Symbol name of a status code ("GW_ERR_SEQUENCE"); "GW_UNKNOWN" for others. */
+GW_API const char *gw_status_name(gw_status status);
 
 /* Runtime version: GW_VERSION_NUMBER of the library actually loaded. */
 GW_API unsigned int gw_version_number(void);
@@ -82,15 +72,6 @@ GW_API const char *gw_version_string(void);
 /* ------------------------------------------------------------------------ */
 /* SIMD targets                                                               */
 /* ------------------------------------------------------------------------ */
-typedef enum gw_simd_target {
-    GW_SIMD_AUTO    = 0, /* best the CPU supports (default) */
-    GW_SIMD_SCALAR  = 1,
-    GW_SIMD_SSE2    = 2,
-    GW_SIMD_SSE4_2  = 3,
-    GW_SIMD_AVX2    = 4,
-    GW_SIMD_AVX512  = 5  /* AVX-512 F/CD/DQ/BW */
-} gw_simd_target;
-
 /* Force a target for the whole process (tests, benchmarks). The environment
  * variable GW_SIMD=scalar|sse2|sse4.2|avx2|avx512 does the same at load.
  * Every target produces bit-identical outputs. */
@@ -101,43 +82,73 @@ GW_API int gw_simd_target_supported(gw_simd_target target);
 GW_API const char *gw_simd_target_name(gw_simd_target target);
 
 /* ------------------------------------------------------------------------ */
-/* Codecs                                                                     */
+/* Codecs and their parameters                                                */
 /* ------------------------------------------------------------------------ */
-/* Codec ids are wire values: 1..127 built in, 128..255 reserved. */
-typedef enum gw_codec_id {
-    GW_CODEC_IDENTITY    = 1, /* float32 as is */
-    GW_CODEC_FP16        = 2, /* IEEE half, round to nearest even, saturating */
-    GW_CODEC_BF16        = 3, /* bfloat16, round to nearest even, saturating */
-    GW_CODEC_SIGN        = 4, /* 1 bit per element, decodes to +-1 (signSGD) */
-    GW_CODEC_SCALED_SIGN = 5  /* blockwise ||v_b||_1/d_b * sign(v_b) */
-} gw_codec_id;
+/* Name of a codec ("scaled_sign"), or NULL for an unknown id. */
+GW_API const char *gw_codec_name(gw_codec_id codec);
+/* Codec id of a name as gw_codec_name() spells it. */
+GW_API gw_status gw_codec_from_name(const char *name, gw_codec_id *codec);
+/* The built-in codecs: *count is always set; up to `capacity` ids are written. */
+GW_API gw_status gw_codec_list(gw_codec_id *ids, size_t capacity, size_t *count);
+/* The parameters a codec takes, in wire order (same contract as gw_codec_list). */
+GW_API gw_status gw_codec_params(gw_codec_id codec, gw_param *params, size_t capacity,
+                                 size_t *count);
+/* Name of a parameter ("block_size"), or NULL for an unknown one. */
+GW_API const char *gw_param_name(gw_param param);
+/* Range and default of a codec's parameter; GW_ERR_INVALID_ARGUMENT if the
+ * codec does not take it. Any pointer may be NULL. */
+GW_API gw_status gw_codec_param_bounds(gw_codec_id codec, gw_param param, int64_t *min,
+                                       int64_t *max, int64_t *default_value);
 
-#define GW_CODEC_OPTIONS_VERSION 1
-typedef struct gw_codec_options {
-    unsigned int version;   /* GW_CODEC_OPTIONS_VERSION */
-    gw_codec_id codec;
-    uint32_t block_size;    /* SCALED_SIGN: elements per block, 0 = one block per tensor */
-} gw_codec_options;
-#define GW_CODEC_OPTIONS_INIT { GW_CODEC_OPTIONS_VERSION, GW_CODEC_SCALED_SIGN, 0 }
-GW_API gw_status gw_codec_options_init(gw_codec_options *opts, unsigned int version);
+/* A codec with its parameters. Created with every parameter at its default. */
+typedef struct gw_codec_spec gw_codec_spec;
+GW_API gw_status gw_codec_spec_create(gw_codec_spec **spec, gw_codec_id codec);
+GW_API gw_status gw_codec_spec_clone(gw_codec_spec **copy, const gw_codec_spec *spec);
+GW_API void gw_codec_spec_free(gw_codec_spec *spec);
+/* Set one parameter; out of range -> GW_ERR_INVALID_ARGUMENT and no change. */
+GW_API gw_status gw_codec_spec_set(gw_codec_spec *spec, gw_param param, int64_t value);
+GW_API gw_status gw_codec_spec_get(const gw_codec_spec *spec, gw_param param, int64_t *value);
+GW_API gw_status gw_codec_spec_codec(const gw_codec_spec *spec, gw_codec_id *codec);
+/* 1 if both name the same codec with the same parameters, else 0. */
+GW_API int gw_codec_spec_equal(const gw_codec_spec *a, const gw_codec_spec *b);
 
-/* Largest frame `gw_encode` can write for n elements. */
-GW_API gw_status gw_encode_bound(const gw_codec_options *opts, uint64_t n, size_t *bound);
+/* ------------------------------------------------------------------------ */
+/* Stateless encode and decode                                                */
+/* ------------------------------------------------------------------------ */
+/* Context of one encode: stochastic codecs draw from (seed, step, tensor);
+ * `tag` is written into the frame for the receiver to check. */
+#define GW_ENCODE_CTX_VERSION 1
+typedef struct gw_encode_ctx {
+    unsigned int version;   /* GW_ENCODE_CTX_VERSION */
+    uint64_t seed;
+    uint64_t step;
+    uint32_t tensor;
+    uint64_t tag;
+} gw_encode_ctx;
+#define GW_ENCODE_CTX_INIT { GW_ENCODE_CTX_VERSION, 0, 0, 0, 0 }
+GW_API gw_status gw_encode_ctx_init(gw_encode_ctx *ctx, unsigned int version);
 
-/* Compress x[0..n) into one frame. Non-finite input -> GW_ERR_NONFINITE. */
-GW_API gw_status gw_encode(const gw_codec_options *opts, const float *x, uint64_t n,
-                           void *frame, size_t capacity, size_t *written);
+/* Largest frame gw_encode can write for n elements. */
+GW_API gw_status gw_encode_bound(const gw_codec_spec *spec, uint64_t n, size_t *bound);
+
+/* Compress x[0..n) (of type `dtype`) into one frame. `ctx` may be NULL (all
+ * zero). Non-finite input -> GW_ERR_NONFINITE. x must not overlap frame. */
+GW_API gw_status gw_encode(const gw_codec_spec *spec, const gw_encode_ctx *ctx, const void *x,
+                           gw_dtype dtype, uint64_t n, void *frame, size_t capacity,
+                           size_t *written);
 
 /* Decode a frame into out[0..count). `capacity` is out's length in elements;
- * a frame with more elements gets GW_ERR_BUFFER_TOO_SMALL. `count` may be NULL. */
+ * a frame with more elements gets GW_ERR_BUFFER_TOO_SMALL. `count` may be
+ * NULL. out must not overlap the frame. */
 GW_API gw_status gw_decode(const void *frame, size_t size, float *out, uint64_t capacity,
                            uint64_t *count);
 
-/* acc[i] += alpha * decoded[i]; the frame must hold exactly n elements. */
+/* acc[i] += alpha * decoded[i]; the frame must hold exactly n elements.
+ * acc must not overlap the frame. */
 GW_API gw_status gw_decode_accumulate(const void *frame, size_t size, float alpha,
                                       float *acc, uint64_t n);
 
-/* Contraction diagnostic of the blockwise scaled sign (ALGORITHMS.md s.1):
+/* Contraction diagnostic of the blockwise scaled sign (docs/algorithms.md):
  * phi = min_b ||v_b||_1^2 / (d_b ||v_b||_2^2); all-zero blocks count as 1. */
 GW_API gw_status gw_scaled_sign_phi(const float *x, uint64_t n, uint32_t block_size,
                                     double *phi);
@@ -145,59 +156,74 @@ GW_API gw_status gw_scaled_sign_phi(const float *x, uint64_t n, uint32_t block_s
 /* ------------------------------------------------------------------------ */
 /* Frames                                                                     */
 /* ------------------------------------------------------------------------ */
+/* Total size of the frame whose first `size` (>= GW_FRAME_HEADER_SIZE)
+ * bytes are at `header`, from the fixed header alone (its own CRC checked),
+ * so a reader on a byte stream knows how many bytes to wait for. Format 1
+ * headers are shorter (26 bytes) and carry no header CRC. */
+GW_API gw_status gw_frame_size(const void *header, size_t size, size_t *frame_size);
+
+#define GW_FRAME_FLAG_ZSTD 1u   /* the payload went through the zstd stage */
+
 #define GW_FRAME_INFO_VERSION 1
 typedef struct gw_frame_info {
     unsigned int version;      /* set by the caller: GW_FRAME_INFO_VERSION */
     unsigned int format_version;
     gw_codec_id codec;
-    uint32_t block_size;       /* SCALED_SIGN parameter, else 0 */
+    unsigned int flags;        /* GW_FRAME_FLAG_* */
+    uint64_t tag;              /* 0 in format 1 frames */
     uint64_t count;            /* elements */
-    uint64_t payload_size;     /* bytes */
-    uint64_t frame_size;       /* bytes of the whole frame, checksum included */
+    uint64_t payload_size;     /* bytes on the wire */
+    uint64_t frame_size;       /* bytes of the whole frame, checksums included */
 } gw_frame_info;
+#define GW_FRAME_INFO_INIT { GW_FRAME_INFO_VERSION, 0, (gw_codec_id)0, 0, 0, 0, 0, 0 }
 GW_API gw_status gw_frame_info_init(gw_frame_info *info, unsigned int version);
 
-/* Validate header, lengths, params and checksum of the frame starting at
- * `frame` without decoding the payload. `size` may exceed the frame (a stream
- * of frames): info->frame_size tells where the next one starts. */
+/* Validate the whole frame starting at `frame` (header, lengths, params,
+ * checksum, payload) without writing any output. `size` may exceed the
+ * frame (a stream of frames): info->frame_size tells where the next starts. */
 GW_API gw_status gw_frame_inspect(const void *frame, size_t size, gw_frame_info *info);
+/* A new spec holding the codec and parameters of a valid frame. */
+GW_API gw_status gw_frame_spec(const void *frame, size_t size, gw_codec_spec **spec);
 
 /* ------------------------------------------------------------------------ */
 /* Worker error feedback (dist-EF-SGD / dist-EF-blockSGDM / signum worker)    */
 /* ------------------------------------------------------------------------ */
-typedef enum gw_momentum {
-    GW_MOMENTUM_NONE     = 0, /* p = g + r e                                */
-    GW_MOMENTUM_NESTEROV = 1, /* m = mu m + g; p = mu m + g + r e  (Alg. 4) */
-    GW_MOMENTUM_SIGNUM   = 2  /* m = mu m + (1-mu) g; p = m + r e            */
-} gw_momentum;
-
 #define GW_WORKER_OPTIONS_VERSION 1
 typedef struct gw_worker_options {
     unsigned int version;      /* GW_WORKER_OPTIONS_VERSION */
-    uint64_t n;                /* tensor (or slice) length, >= 1 */
-    gw_codec_options codec;
+    uint64_t n;                /* tensor (or slice) length, 1..GW_MAX_ELEMENTS */
     gw_momentum momentum;
-    float mu;                  /* momentum / signum beta, in [0, 1) */
+    float mu;                  /* momentum / signum beta in [0, 1); 0 with MOMENTUM_NONE */
     int error_feedback;        /* 1: keep the residual e (default); 0: drop it */
+    uint32_t tensor;           /* tensor id: frames are tagged GW_TAG(tensor, step) */
+    uint64_t seed;             /* for stochastic codecs */
 } gw_worker_options;
+#define GW_WORKER_OPTIONS_INIT \
+    { GW_WORKER_OPTIONS_VERSION, 0, GW_MOMENTUM_NESTEROV, 0.9f, 1, 0, 0 }
 GW_API gw_status gw_worker_options_init(gw_worker_options *opts, unsigned int version);
 
 typedef struct gw_worker gw_worker;
-GW_API gw_status gw_worker_create(gw_worker **worker, const gw_worker_options *opts);
+/* The handle keeps its own copy of `codec`. */
+GW_API gw_status gw_worker_create(gw_worker **worker, const gw_worker_options *opts,
+                                  const gw_codec_spec *codec);
 GW_API void gw_worker_free(gw_worker *worker);
-/* Size of the frame gw_worker_step writes. */
+/* Size of the largest frame gw_worker_step writes. */
 GW_API gw_status gw_worker_frame_bound(const gw_worker *worker, size_t *bound);
-/* One step: combine grad[0..n) with momentum and residual (rescaled by
- * lr_prev/lr), compress, keep the residual. lr must be finite and > 0. */
-GW_API gw_status gw_worker_step(gw_worker *worker, const float *grad, float lr,
-                                void *frame, size_t capacity, size_t *written);
+/* One step: combine grad[0..n) (of type `dtype`; n must equal the handle's)
+ * with momentum and residual (rescaled by lr_prev/lr), compress, keep the
+ * residual. lr must be finite and > 0. grad must not overlap frame. The first
+ * F16/BF16 step allocates n floats of conversion space, once. */
+GW_API gw_status gw_worker_step(gw_worker *worker, const void *grad, gw_dtype dtype, uint64_t n,
+                                float lr, void *frame, size_t capacity, size_t *written);
+/* Steps taken so far (the round the next frame is tagged with). */
+GW_API gw_status gw_worker_step_count(const gw_worker *worker, uint64_t *steps);
 /* Copies of the state vectors (length n) for diagnostics. */
 GW_API gw_status gw_worker_residual(const gw_worker *worker, float *out, uint64_t n);
 GW_API gw_status gw_worker_momentum(const gw_worker *worker, float *out, uint64_t n);
 GW_API gw_status gw_worker_save_bound(const gw_worker *worker, size_t *bound);
 GW_API gw_status gw_worker_save(const gw_worker *worker, void *blob, size_t capacity,
                                 size_t *written);
-/* Restore into a handle created with the same options. */
+/* Restore into a handle created with the same options and codec. */
 GW_API gw_status gw_worker_load(gw_worker *worker, const void *blob, size_t size);
 
 /* ------------------------------------------------------------------------ */
@@ -208,30 +234,40 @@ typedef struct gw_server_options {
     unsigned int version;      /* GW_SERVER_OPTIONS_VERSION */
     uint64_t total;            /* length of the whole tensor */
     uint64_t offset;           /* this server owns [offset, offset+length) */
-    uint64_t length;           /* >= 1; offset + length <= total */
+    uint64_t length;           /* may be 0 (gw_shard_range of a short tensor) */
     uint32_t num_workers;      /* M >= 1 frames averaged per step */
-    gw_codec_options codec;    /* what the server broadcasts */
-    int error_feedback;        /* 1: keep e_s (default); 0: none (majority vote) */
+    int error_feedback;        /* 1: keep e_s (default); 0: none (majority vote with SIGN) */
+    uint32_t tensor;           /* tensor id: pushes must be tagged GW_TAG(tensor, step) */
+    int check_tag;             /* 1 (default): reject frames of another tensor or round */
 } gw_server_options;
+#define GW_SERVER_OPTIONS_INIT { GW_SERVER_OPTIONS_VERSION, 0, 0, 0, 1, 1, 0, 1 }
 GW_API gw_status gw_server_options_init(gw_server_options *opts, unsigned int version);
 
 /* Contiguous partition of `total` elements into `parts` slices: slice `index`
- * is [*offset, *offset + *length). The first total % parts slices get one more. */
+ * is [*offset, *offset + *length). The first total % parts slices get one
+ * more; when parts > total the last ones are empty (length 0). */
 GW_API gw_status gw_shard_range(uint64_t total, uint32_t parts, uint32_t index,
                                 uint64_t *offset, uint64_t *length);
 
 typedef struct gw_server gw_server;
-GW_API gw_status gw_server_create(gw_server **server, const gw_server_options *opts);
+/* `broadcast`: what the server sends. `expect`: the codec and parameters
+ * workers must push (GW_ERR_CODEC_MISMATCH otherwise), or NULL for any. With
+ * error feedback off and a SIGN broadcast the server runs signSGD's majority
+ * vote: it counts votes exactly and accepts only SIGN frames. */
+GW_API gw_status gw_server_create(gw_server **server, const gw_server_options *opts,
+                                  const gw_codec_spec *broadcast, const gw_codec_spec *expect);
 GW_API void gw_server_free(gw_server *server);
 GW_API gw_status gw_server_frame_bound(const gw_server *server, size_t *bound);
-/* Add one worker frame (length `length`, any codec) with weight 1/M.
- * A rejected frame leaves the round untouched. At most M pushes per round. */
+/* Add one worker frame (holding `length` elements). A rejected frame leaves
+ * the round untouched. At most M pushes per round (GW_ERR_SEQUENCE). */
 GW_API gw_status gw_server_push(gw_server *server, const void *frame, size_t size);
-/* After exactly M pushes: q = mean + r e_s, broadcast C(q), e_s = q - C(q). */
+/* After exactly M pushes: q = mean + r e_s, broadcast C(q), e_s = q - C(q).
+ * The frame is tagged GW_TAG(tensor, step). */
 GW_API gw_status gw_server_step(gw_server *server, float lr, void *frame, size_t capacity,
                                 size_t *written);
 /* Drop the pushes of the current round (e.g. after a transport failure). */
 GW_API gw_status gw_server_reset_round(gw_server *server);
+GW_API gw_status gw_server_step_count(const gw_server *server, uint64_t *steps);
 GW_API gw_status gw_server_residual(const gw_server *server, float *out, uint64_t n);
 GW_API gw_status gw_server_save_bound(const gw_server *server, size_t *bound);
 GW_API gw_status gw_server_save(const gw_server *server, void *blob, size_t capacity,

@@ -1,61 +1,100 @@
-// The interface every compressor implements. A codec knows its parameters,
-// the exact payload size for n elements, and how to encode, check, decode and
-// decode-accumulate a payload. The frame layer (src/frame) wraps payloads in
-// headers and checksums; codecs never see untrusted lengths.
+// The interface every compressor implements (codec interface v2).
+//
+// A codec declares its parameters (ParamDef: id, wire width, range, default);
+// the registry parses, validates and serializes them from that declaration, so
+// frames, checkpoints and specs carry them without knowing what they mean.
+// A codec states the largest payload it can write for (params, n), encodes
+// into exactly that much room and reports what it wrote, and validates an
+// untrusted payload of any length. Adding a codec is one codec file and one
+// line in codecs.cpp (plus its id and parameters in gradwire_types.h).
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
-#include "gradwire.h"
+#include "gradwire_types.h"
+#include "util/scratch.hpp"
 
 namespace gw {
 
+constexpr size_t kMaxParams = 8;
+
+struct ParamDef {
+    gw_param id;
+    uint8_t wire_bytes;  // 1, 2, 4 or 8: little-endian unsigned on the wire
+    int64_t min, max, def;
+};
+
+struct Codec;
+
+// A codec with its parameter values (in the codec's ParamDef order).
 struct CodecParams {
-    gw_codec_id id = GW_CODEC_IDENTITY;
-    uint32_t block_size = 0;  // SCALED_SIGN only; 0 = one block
+    const Codec* codec = nullptr;
+    int64_t v[kMaxParams] = {};
+};
+
+// What an encode may depend on besides the input: stochastic codecs draw from
+// (seed, step, tensor); scratch is working memory owned by the caller.
+struct EncodeCtx {
+    uint64_t seed = 0;
+    uint64_t step = 0;
+    uint32_t tensor = 0;
+    Scratch* scratch = nullptr;
 };
 
 struct Codec {
     gw_codec_id id;
     const char* name;
-    size_t params_size;  // bytes of codec parameters on the wire (fixed per codec in v1)
-
-    // Parse / write the wire parameters (exactly params_size bytes).
-    gw_status (*read_params)(const uint8_t* in, CodecParams* out);
-    void (*write_params)(const CodecParams& p, uint8_t* out);
-
-    // Exact payload bytes for n elements; false if it would not fit in 64 bits.
-    bool (*payload_size)(const CodecParams& p, uint64_t n, uint64_t* bytes);
-
-    // Encode x[0..n) into payload (exactly payload_size bytes). If residual is
-    // non-null also write residual[i] = x[i] - decoded[i] (residual may equal x).
-    // Returns GW_ERR_NONFINITE before writing anything if x holds NaN/Inf.
-    gw_status (*encode)(const CodecParams& p, const float* x, uint64_t n, uint8_t* payload,
-                        float* residual);
-
-    // Validate an untrusted payload of the right size: GW_OK or GW_ERR_FRAME_PAYLOAD.
-    gw_status (*check)(const CodecParams& p, const uint8_t* payload, uint64_t n);
-
+    const ParamDef* params;
+    size_t num_params;
+    // Checks across parameters (each is already within its range); may be null.
+    gw_status (*validate)(const CodecParams& p);
+    // Largest payload for n elements (exact for dense codecs); false if it
+    // would not fit in 64 bits.
+    bool (*max_payload)(const CodecParams& p, uint64_t n, uint64_t* bytes);
+    // Encode x[0..n) into payload (room for max_payload bytes), set *len to
+    // the bytes written. If residual is non-null also write residual[i] =
+    // x[i] - decoded[i] (residual may equal x). Returns GW_ERR_NONFINITE
+    // before writing anything if x holds NaN/Inf.
+    gw_status (*encode)(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
+                        uint8_t* payload, uint64_t* len, float* residual);
+    // Validate an untrusted payload of `len` bytes for n elements: GW_OK,
+    // GW_ERR_FRAME_LENGTH, GW_ERR_FRAME_PAYLOAD or GW_ERR_FRAME_INDEX.
+    gw_status (*check)(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n);
     // On a checked payload: out = decoded; acc += alpha * decoded.
-    void (*decode)(const CodecParams& p, const uint8_t* payload, uint64_t n, float* out);
-    void (*accumulate)(const CodecParams& p, const uint8_t* payload, uint64_t n, float alpha,
-                       float* acc);
+    void (*decode)(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n,
+                   float* out);
+    void (*accumulate)(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n,
+                       float alpha, float* acc);
 };
 
-// nullptr for an unknown id.
+// Registry: nullptr for an unknown id; the list of built-in codecs.
 const Codec* codec_for(unsigned id);
+size_t codec_count();
+const Codec* codec_at(size_t i);
+const char* param_name(gw_param param);
 
-// Validate public codec options into params.
-gw_status codec_params_from_options(const gw_codec_options* opts, CodecParams* out);
+// Parameters at their defaults.
+CodecParams default_params(const Codec& c);
+// Index of a parameter in the codec's list, or -1.
+int param_slot(const Codec& c, gw_param param);
+// Set one parameter (range checked, then the codec's cross checks).
+gw_status set_param(CodecParams* p, gw_param param, int64_t value);
+bool params_equal(const CodecParams& a, const CodecParams& b);
+// Value of a parameter the codec takes, or `fallback` if it does not.
+int64_t param_or(const CodecParams& p, gw_param param, int64_t fallback);
+
+// Wire form of the parameters: the declared widths in order.
+size_t params_wire_size(const Codec& c);
+void write_params(const CodecParams& p, uint8_t* out);
+// Parse `size` untrusted bytes: GW_OK or GW_ERR_FRAME_PARAMS.
+gw_status read_params(const Codec& c, const uint8_t* in, size_t size, CodecParams* out);
 
 // Residual for codecs without a fused path: residual = x - decoded.
-void generic_residual(const Codec& c, const CodecParams& p, const float* x, uint64_t n,
-                      const uint8_t* payload, float* residual);
+void generic_residual(const CodecParams& p, const float* x, uint64_t n, const uint8_t* payload,
+                      uint64_t len, float* residual);
 
-}  // namespace gw
-
-namespace gw {
-// ALGORITHMS.md s.1 diagnostic: min_b ||v_b||_1^2 / (d_b ||v_b||_2^2); 1 for n == 0.
+// Diagnostic of the blockwise scaled sign: min_b ||v_b||_1^2 / (d_b ||v_b||_2^2).
 gw_status scaled_sign_phi(const float* x, uint64_t n, uint32_t block_size, double* phi);
+
 }  // namespace gw

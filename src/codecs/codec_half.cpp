@@ -7,24 +7,15 @@
 namespace gw {
 namespace {
 
-gw_status read_params_fp16(const uint8_t*, CodecParams* out) {
-    *out = CodecParams{GW_CODEC_FP16, 0};
-    return GW_OK;
-}
-gw_status read_params_bf16(const uint8_t*, CodecParams* out) {
-    *out = CodecParams{GW_CODEC_BF16, 0};
-    return GW_OK;
-}
-void write_params(const CodecParams&, uint8_t*) {}
-
-bool payload_size(const CodecParams&, uint64_t n, uint64_t* bytes) {
+bool max_payload(const CodecParams&, uint64_t n, uint64_t* bytes) {
     if (n > UINT64_MAX / 2) return false;
     *bytes = n * 2;
     return true;
 }
 
 template <gw_codec_id Id>
-void accumulate(const CodecParams&, const uint8_t* payload, uint64_t n, float alpha, float* acc) {
+void accumulate(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n, float alpha,
+                float* acc) {
     if (Id == GW_CODEC_FP16)
         kern::active().f16_accumulate(payload, alpha, acc, n);
     else
@@ -32,23 +23,22 @@ void accumulate(const CodecParams&, const uint8_t* payload, uint64_t n, float al
 }
 
 template <gw_codec_id Id>
-gw_status encode(const CodecParams& p, const float* x, uint64_t n, uint8_t* payload,
-                 float* residual) {
+gw_status encode(const CodecParams& p, const EncodeCtx&, const float* x, uint64_t n,
+                 uint8_t* payload, uint64_t* len, float* residual) {
     const kern::Table& t = kern::active();
     if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
     if (Id == GW_CODEC_FP16)
         t.f32_to_f16(x, payload, n);
     else
         t.f32_to_bf16(x, payload, n);
-    if (residual) {
-        const Codec* c = codec_for(Id);
-        generic_residual(*c, p, x, n, payload, residual);
-    }
+    *len = n * 2;
+    if (residual) generic_residual(p, x, n, payload, *len, residual);
     return GW_OK;
 }
 
 template <gw_codec_id Id>
-gw_status check(const CodecParams&, const uint8_t* payload, uint64_t n) {
+gw_status check(const CodecParams&, const uint8_t* payload, uint64_t len, uint64_t n) {
+    if (len != n * 2) return GW_ERR_FRAME_LENGTH;
     const kern::Table& t = kern::active();
     const bool ok = Id == GW_CODEC_FP16 ? t.f16_all_finite(payload, n)
                                         : t.bf16_all_finite(payload, n);
@@ -56,34 +46,22 @@ gw_status check(const CodecParams&, const uint8_t* payload, uint64_t n) {
 }
 
 template <gw_codec_id Id>
-void decode(const CodecParams&, const uint8_t* payload, uint64_t n, float* out) {
+void decode(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
     if (Id == GW_CODEC_FP16)
         kern::active().f16_to_f32(payload, out, n);
     else
         kern::active().bf16_to_f32(payload, out, n);
 }
 
+template <gw_codec_id Id>
+constexpr Codec half_codec(const char* name) {
+    return Codec{Id,          name,          nullptr,   0,          nullptr,
+                 max_payload, encode<Id>, check<Id>, decode<Id>, accumulate<Id>};
+}
+
 }  // namespace
 
-extern const Codec kFp16Codec = {GW_CODEC_FP16,
-                                 "fp16",
-                                 0,
-                                 read_params_fp16,
-                                 write_params,
-                                 payload_size,
-                                 encode<GW_CODEC_FP16>,
-                                 check<GW_CODEC_FP16>,
-                                 decode<GW_CODEC_FP16>,
-                                 accumulate<GW_CODEC_FP16>};
-extern const Codec kBf16Codec = {GW_CODEC_BF16,
-                                 "bf16",
-                                 0,
-                                 read_params_bf16,
-                                 write_params,
-                                 payload_size,
-                                 encode<GW_CODEC_BF16>,
-                                 check<GW_CODEC_BF16>,
-                                 decode<GW_CODEC_BF16>,
-                                 accumulate<GW_CODEC_BF16>};
+extern const Codec kFp16Codec = half_codec<GW_CODEC_FP16>("fp16");
+extern const Codec kBf16Codec = half_codec<GW_CODEC_BF16>("bf16");
 
 }  // namespace gw

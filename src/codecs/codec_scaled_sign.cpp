@@ -1,9 +1,13 @@
-// Blockwise scaled sign (ALGORITHMS.md s.1; Zheng et al. 2019, s.3.2):
+// Blockwise scaled sign (docs/algorithms.md s.1; Zheng et al. 2019, s.3.2):
 //   scale_b = ||v_b||_1 / d_b,   C(v) = [scale_1 sign(v_1), ..., scale_B sign(v_B)]
-// Parameters: u32 block_size (0 = the whole tensor is one block).
+// Parameter: block_size (u32 on the wire; 0 = the whole tensor is one block;
+// the row length of an [out][in] weight matrix gives one block per row).
 // Payload: B float32 scales, then per block ceil(d_b/8) bytes of sign bits, so
-// every block starts on a byte boundary whatever the block size.
+// every block starts on a byte boundary whatever the block size. A block whose
+// scale is 0 decodes to zeros and has all sign bits clear: the encoder writes
+// it so (also when a tiny L1 mean rounds to 0) and the decoder demands it.
 #include <cmath>
+#include <cstring>
 
 #include "codecs/codec.hpp"
 #include "codecs/sign_bits.hpp"
@@ -13,32 +17,30 @@
 namespace gw {
 namespace {
 
+enum Slot { kBlock = 0 };
+constexpr ParamDef kParams[] = {{GW_PARAM_BLOCK_SIZE, 4, 0, UINT32_MAX, 0}};
+
 struct Layout {
     uint64_t blocks = 0;       // B
     uint64_t block = 0;        // elements per full block
     uint64_t block_bytes = 0;  // sign bytes per full block
 };
 
-Layout layout(const CodecParams& p, uint64_t n) {
+Layout layout(uint64_t block_size, uint64_t n) {
     Layout l;
-    l.block = p.block_size == 0 ? n : p.block_size;
+    l.block = block_size == 0 ? n : block_size;
     l.blocks = n == 0 ? 0 : ceil_div(n, l.block);
     l.block_bytes = ceil_div(l.block, 8);
     return l;
 }
+Layout layout(const CodecParams& p, uint64_t n) { return layout(uint64_t(p.v[kBlock]), n); }
 
 // Elements in block b.
 inline uint64_t block_len(const Layout& l, uint64_t n, uint64_t b) {
     return b + 1 < l.blocks ? l.block : n - b * l.block;
 }
 
-gw_status read_params(const uint8_t* in, CodecParams* out) {
-    *out = CodecParams{GW_CODEC_SCALED_SIGN, load_le<uint32_t>(in)};
-    return GW_OK;
-}
-void write_params(const CodecParams& p, uint8_t* out) { store_le<uint32_t>(out, p.block_size); }
-
-bool payload_size(const CodecParams& p, uint64_t n, uint64_t* bytes) {
+bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
     const Layout l = layout(p, n);
     if (l.blocks > UINT64_MAX / 4) return false;
     const uint64_t full = n == 0 ? 0 : l.blocks - 1;
@@ -50,8 +52,8 @@ bool payload_size(const CodecParams& p, uint64_t n, uint64_t* bytes) {
     return true;
 }
 
-gw_status encode(const CodecParams& p, const float* x, uint64_t n, uint8_t* payload,
-                 float* residual) {
+gw_status encode(const CodecParams& p, const EncodeCtx&, const float* x, uint64_t n,
+                 uint8_t* payload, uint64_t* len, float* residual) {
     const kern::Table& t = kern::active();
     const Layout l = layout(p, n);
     // Pass 1: every scale, checking finiteness before any residual is touched.
@@ -73,11 +75,17 @@ gw_status encode(const CodecParams& p, const float* x, uint64_t n, uint8_t* payl
             t.sign_pack_residual(xb, d, s, bb, residual + b * l.block);
         else
             t.sign_pack(xb, d, bb);
+        // A zero scale decodes to zeros whatever the bits: write them clear,
+        // the one canonical form (the residual above is x - 0 = x either way).
+        if (s == 0.0f) std::memset(bb, 0, ceil_div(d, 8));
     }
+    max_payload(p, n, len);
     return GW_OK;
 }
 
-gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t n) {
+gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
+    uint64_t expected = 0;
+    if (!max_payload(p, n, &expected) || len != expected) return GW_ERR_FRAME_LENGTH;
     const Layout l = layout(p, n);
     const uint8_t* bits = payload + 4 * l.blocks;
     for (uint64_t b = 0; b < l.blocks; ++b) {
@@ -85,13 +93,18 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t n) {
         // A scale is an L1 mean: finite and not negative (no sign bit, even on zero).
         if ((w & 0x80000000u) != 0 || (w & 0x7F800000u) == 0x7F800000u)
             return GW_ERR_FRAME_PAYLOAD;
-        if (!sign_padding_clear(bits + b * l.block_bytes, block_len(l, n, b)))
-            return GW_ERR_FRAME_PAYLOAD;
+        const uint8_t* bb = bits + b * l.block_bytes;
+        const uint64_t d = block_len(l, n, b);
+        if (!sign_padding_clear(bb, d)) return GW_ERR_FRAME_PAYLOAD;
+        if (w == 0) {
+            for (uint64_t i = 0; i < ceil_div(d, 8); ++i)
+                if (bb[i] != 0) return GW_ERR_FRAME_PAYLOAD;
+        }
     }
     return GW_OK;
 }
 
-void decode(const CodecParams& p, const uint8_t* payload, uint64_t n, float* out) {
+void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
     const kern::Table& t = kern::active();
     const Layout l = layout(p, n);
     const uint8_t* bits = payload + 4 * l.blocks;
@@ -100,7 +113,8 @@ void decode(const CodecParams& p, const uint8_t* payload, uint64_t n, float* out
                       load_le<float>(payload + 4 * b), out + b * l.block);
 }
 
-void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t n, float alpha, float* acc) {
+void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float alpha,
+                float* acc) {
     const kern::Table& t = kern::active();
     const Layout l = layout(p, n);
     const uint8_t* bits = payload + 4 * l.blocks;
@@ -112,17 +126,12 @@ void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t n, float 
 
 }  // namespace
 
-extern const Codec kScaledSignCodec = {GW_CODEC_SCALED_SIGN, "scaled_sign", 4, read_params,
-                                       write_params,         payload_size,  encode, check,
-                                       decode,               accumulate};
-
-}  // namespace gw
-
-namespace gw {
+extern const Codec kScaledSignCodec = {GW_CODEC_SCALED_SIGN, "scaled_sign", kParams, 1,
+                                       nullptr, max_payload, encode, check, decode, accumulate};
 
 gw_status scaled_sign_phi(const float* x, uint64_t n, uint32_t block_size, double* phi) {
     const kern::Table& t = kern::active();
-    const Layout l = layout(CodecParams{GW_CODEC_SCALED_SIGN, block_size}, n);
+    const Layout l = layout(block_size, n);
     double best = 1.0;
     for (uint64_t b = 0; b < l.blocks; ++b) {
         const float* xb = x + b * l.block;

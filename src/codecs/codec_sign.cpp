@@ -8,44 +8,40 @@
 namespace gw {
 namespace {
 
-gw_status read_params(const uint8_t*, CodecParams* out) {
-    *out = CodecParams{GW_CODEC_SIGN, 0};
-    return GW_OK;
-}
-void write_params(const CodecParams&, uint8_t*) {}
-
-bool payload_size(const CodecParams&, uint64_t n, uint64_t* bytes) {
+bool max_payload(const CodecParams&, uint64_t n, uint64_t* bytes) {
     *bytes = ceil_div(n, 8);
     return true;
 }
 
-gw_status encode(const CodecParams& p, const float* x, uint64_t n, uint8_t* payload,
-                 float* residual) {
+gw_status encode(const CodecParams&, const EncodeCtx&, const float* x, uint64_t n,
+                 uint8_t* payload, uint64_t* len, float* residual) {
     const kern::Table& t = kern::active();
     if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
     if (residual)
         t.sign_pack_residual(x, n, 1.0f, payload, residual);
     else
         t.sign_pack(x, n, payload);
-    (void)p;
+    *len = ceil_div(n, 8);
     return GW_OK;
 }
 
-gw_status check(const CodecParams&, const uint8_t* payload, uint64_t n) {
+gw_status check(const CodecParams&, const uint8_t* payload, uint64_t len, uint64_t n) {
+    if (len != ceil_div(n, 8)) return GW_ERR_FRAME_LENGTH;
     return sign_padding_clear(payload, n) ? GW_OK : GW_ERR_FRAME_PAYLOAD;
 }
 
-void decode(const CodecParams&, const uint8_t* payload, uint64_t n, float* out) {
+void decode(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
     kern::active().sign_unpack(payload, n, 1.0f, out);
 }
 
-void accumulate(const CodecParams&, const uint8_t* payload, uint64_t n, float alpha, float* acc) {
+void accumulate(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n, float alpha,
+                float* acc) {
     kern::active().sign_accumulate(payload, n, alpha, acc);  // alpha * (+-1) == +-alpha
 }
 
 }  // namespace
 
-extern const Codec kSignCodec = {GW_CODEC_SIGN, "sign",     0,      read_params, write_params,
-                                 payload_size,  encode,     check,  decode,      accumulate};
+extern const Codec kSignCodec = {GW_CODEC_SIGN, "sign", nullptr, 0,      nullptr,
+                                 max_payload,   encode, check,   decode, accumulate};
 
 }  // namespace gw

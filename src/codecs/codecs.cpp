@@ -1,4 +1,5 @@
-// Codec registry (a fixed enum, no plugins) and helpers shared by codecs.
+// Codec registry (a fixed list, no plugins) and the parameter machinery every
+// codec shares: defaults, range checks, wire serialization.
 #include <cstring>
 
 #include "codecs/codec.hpp"
@@ -11,35 +12,117 @@ extern const Codec kFp16Codec;
 extern const Codec kBf16Codec;
 extern const Codec kSignCodec;
 extern const Codec kScaledSignCodec;
+// TOPK_PENDING extern const Codec kTopkCodec;
+
+namespace {
+// The registry: one line per codec.
+const Codec* const kCodecs[] = {
+    &kIdentityCodec, &kFp16Codec, &kBf16Codec, &kSignCodec, &kScaledSignCodec, /* TOPK_PENDING &kTopkCodec, */
+};
+}  // namespace
 
 const Codec* codec_for(unsigned id) {
-    switch (id) {
-        case GW_CODEC_IDENTITY: return &kIdentityCodec;
-        case GW_CODEC_FP16: return &kFp16Codec;
-        case GW_CODEC_BF16: return &kBf16Codec;
-        case GW_CODEC_SIGN: return &kSignCodec;
-        case GW_CODEC_SCALED_SIGN: return &kScaledSignCodec;
-        default: return nullptr;
+    for (const Codec* c : kCodecs)
+        if (static_cast<unsigned>(c->id) == id) return c;
+    return nullptr;
+}
+size_t codec_count() { return sizeof kCodecs / sizeof kCodecs[0]; }
+const Codec* codec_at(size_t i) { return i < codec_count() ? kCodecs[i] : nullptr; }
+
+const char* param_name(gw_param param) {
+    switch (enum_value(param)) {
+        case GW_PARAM_BLOCK_SIZE: return "block_size";
+        case GW_PARAM_K: return "k";
+        case GW_PARAM_DENSITY_PPM: return "density_ppm";
+        case GW_PARAM_VALUE_DTYPE: return "value_dtype";
+        case GW_PARAM_ZSTD: return "zstd";
     }
+    return nullptr;
 }
 
-gw_status codec_params_from_options(const gw_codec_options* opts, CodecParams* out) {
-    if (!opts) return GW_ERR_NULL_POINTER;
-    if (opts->version != GW_CODEC_OPTIONS_VERSION) return GW_ERR_OPTIONS_VERSION;
-    const int id = enum_value(opts->codec);
-    if (id < 0 || !codec_for(static_cast<unsigned>(id))) return GW_ERR_INVALID_ARGUMENT;
-    // block_size only means something to the blockwise codec; elsewhere it must be 0.
-    if (id != GW_CODEC_SCALED_SIGN && opts->block_size != 0) return GW_ERR_INVALID_ARGUMENT;
-    out->id = static_cast<gw_codec_id>(id);
-    out->block_size = opts->block_size;
+CodecParams default_params(const Codec& c) {
+    CodecParams p;
+    p.codec = &c;
+    for (size_t i = 0; i < c.num_params; ++i) p.v[i] = c.params[i].def;
+    return p;
+}
+
+int param_slot(const Codec& c, gw_param param) {
+    const int id = enum_value(param);
+    for (size_t i = 0; i < c.num_params; ++i)
+        if (c.params[i].id == id) return static_cast<int>(i);
+    return -1;
+}
+
+gw_status set_param(CodecParams* p, gw_param param, int64_t value) {
+    const int slot = param_slot(*p->codec, param);
+    if (slot < 0) return GW_ERR_INVALID_ARGUMENT;
+    const ParamDef& d = p->codec->params[slot];
+    if (value < d.min || value > d.max) return GW_ERR_INVALID_ARGUMENT;
+    CodecParams q = *p;
+    q.v[slot] = value;
+    if (p->codec->validate) {
+        const gw_status st = p->codec->validate(q);
+        if (st != GW_OK) return st;
+    }
+    *p = q;
     return GW_OK;
 }
 
-void generic_residual(const Codec& c, const CodecParams& p, const float* x, uint64_t n,
-                      const uint8_t* payload, float* residual) {
-    if (residual != x) std::memmove(residual, x, n * sizeof(float));
+bool params_equal(const CodecParams& a, const CodecParams& b) {
+    if (a.codec != b.codec) return false;
+    for (size_t i = 0; i < a.codec->num_params; ++i)
+        if (a.v[i] != b.v[i]) return false;
+    return true;
+}
+
+int64_t param_or(const CodecParams& p, gw_param param, int64_t fallback) {
+    const int slot = param_slot(*p.codec, param);
+    return slot < 0 ? fallback : p.v[slot];
+}
+
+size_t params_wire_size(const Codec& c) {
+    size_t n = 0;
+    for (size_t i = 0; i < c.num_params; ++i) n += c.params[i].wire_bytes;
+    return n;
+}
+
+void write_params(const CodecParams& p, uint8_t* out) {
+    for (size_t i = 0; i < p.codec->num_params; ++i) {
+        const unsigned w = p.codec->params[i].wire_bytes;
+        const uint64_t v = static_cast<uint64_t>(p.v[i]);
+        for (unsigned b = 0; b < w; ++b) *out++ = static_cast<uint8_t>(v >> (8 * b));
+    }
+}
+
+gw_status read_params(const Codec& c, const uint8_t* in, size_t size, CodecParams* out) {
+    if (size != params_wire_size(c)) return GW_ERR_FRAME_PARAMS;
+    CodecParams p;
+    p.codec = &c;
+    for (size_t i = 0; i < c.num_params; ++i) {
+        const ParamDef& d = c.params[i];
+        uint64_t v = 0;
+        for (unsigned b = 0; b < d.wire_bytes; ++b) v |= uint64_t(*in++) << (8 * b);
+        // Ranges are non-negative and below 2^63, so the compare is exact.
+        if (v > static_cast<uint64_t>(d.max) || static_cast<int64_t>(v) < d.min)
+            return GW_ERR_FRAME_PARAMS;
+        p.v[i] = static_cast<int64_t>(v);
+    }
+    if (c.validate && c.validate(p) != GW_OK) return GW_ERR_FRAME_PARAMS;
+    *out = p;
+    return GW_OK;
+}
+
+void generic_residual(const CodecParams& p, const float* x, uint64_t n, const uint8_t* payload,
+                      uint64_t len, float* residual) {
+    if (residual != x && n) std::memmove(residual, x, n * sizeof(float));
     // x + (-1)*D == x - D exactly in IEEE arithmetic.
-    c.accumulate(p, payload, n, -1.0f, residual);
+    p.codec->accumulate(p, payload, len, n, -1.0f, residual);
+}
+
+Workspace& thread_workspace() {
+    static thread_local Workspace ws;
+    return ws;
 }
 
 }  // namespace gw

@@ -1,44 +1,73 @@
-// Server side of dist-EF-SGD / dist-EF-blockSGDM (ALGORITHMS.md s.2-3):
+// Server side of dist-EF-SGD / dist-EF-blockSGDM (docs/algorithms.md s.2-3):
 //   q = (1/M) sum_i D_i + r e_s;   broadcast D = C(q);   e_s = q - D
 // A server may own a slice [offset, offset+length) of a tensor, so that M
 // servers (one per worker) each reduce 1/M of it: reduce-scatter, then
 // all-gather of the broadcast frames. With error feedback off and the sign
-// codec it is signSGD's majority vote: sign(sum_i sign(g_i)).
+// codec it is signSGD's majority vote sign(sum_i sign(g_i)): votes are
+// counted exactly (sums of +-1 are integers in float32), ties go to +1.
+//
+// Phases: collecting (pushes < M) -> ready (pushes == M) -> step -> collecting.
+// Overflow is caught where it happens: a push whose sum would overflow float32
+// is rejected (GW_ERR_OVERFLOW) and the round keeps its earlier pushes, so
+// every reachable state is finite and saves and loads again.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 
 #include "codecs/codec.hpp"
-#include "gradwire.h"
+#include "feedback/machine.hpp"
+#include "feedback/state_blob.hpp"
 #include "util/buffer.hpp"
 
-struct gw_server {
-    struct Config {
-        uint64_t total = 0, offset = 0, length = 0;
-        uint32_t workers = 1;
-        gw::CodecParams codec;
-        bool error_feedback = true;
-    };
+namespace gw {
 
-    static gw_status create(const gw_server_options& opts, gw_server** out);
+struct ServerConfig {
+    uint64_t total = 0, offset = 0, length = 0;
+    uint32_t workers = 1;
+    CodecParams codec;  // what the server broadcasts
+    bool has_expect = false;
+    CodecParams expect;  // what workers must push, if has_expect
+    bool error_feedback = true;
+    uint32_t tensor = 0;
+    bool check_tag = true;
+};
+
+class EfServer {
+  public:
+    static constexpr blob::Kind kBlobKind = blob::kServer;
+    // The most workers whose votes or sums are exact in float32 (2^24).
+    static constexpr uint32_t kMaxWorkers = 1u << 24;
+
+    gw_status init(const ServerConfig& c);
 
     size_t frame_bound() const { return frame_bound_; }
-    // acc += (1/M) * decode(frame); the frame must hold `length` elements.
     gw_status push(const void* frame, size_t size);
     gw_status step(float lr, void* frame, size_t capacity, size_t* written);
-    void reset_round() { pushes_ = 0; }
+    void reset_round() { s_.pushes = 0; }
     void residual(float* out) const;
-    size_t save_bound() const;
-    size_t save(void* blob) const;
-    gw_status load(const void* blob, size_t size);
-    const Config& config() const { return cfg_; }
+    const ServerConfig& config() const { return cfg_; }
+    uint64_t steps() const { return s_.clock.step; }
+
+    struct Scalars {
+        Clock clock;
+        uint32_t pushes = 0;  // frames in the current round
+    };
+    Scalars scalars() const { return s_; }
+    bool scalars_valid(const Scalars& s) const {
+        return s.clock.valid() && s.pushes <= cfg_.workers;
+    }
+    void set_scalars(const Scalars& s) { s_ = s; }
+    template <class V> void fields(V& v, Scalars& s);
 
   private:
-    Config cfg_;
+    bool vote() const { return !cfg_.error_feedback && cfg_.codec.codec->id == GW_CODEC_SIGN; }
+
+    ServerConfig cfg_;
     size_t frame_bound_ = 0;
-    gw::FloatBuf acc_, e_, q_;  // round accumulator, residual e_s, scratch for q
-    uint32_t pushes_ = 0;
-    float lr_prev_ = 0.0f;
-    uint64_t step_ = 0;
+    FloatBuf acc_, e_, q_;  // round accumulator, residual e_s, scratch (q, next acc)
+    Scalars s_;
+    Workspace ws_;
 };
+
+}  // namespace gw

@@ -1,5 +1,5 @@
-// Worker side of dist-EF-SGD / dist-EF-blockSGDM (ALGORITHMS.md s.2-3) and
-// the signum baseline's worker momentum, as one state machine:
+// Worker side of dist-EF-SGD / dist-EF-blockSGDM (docs/algorithms.md s.2-3)
+// and the signum baseline's worker momentum, as one state machine:
 //   NONE:      p = g + r e
 //   NESTEROV:  m = mu m + g;        p = mu m + g + r e      (Algorithm 4)
 //   SIGNUM:    m = mu m + (1-mu) g; p = m + r e
@@ -11,34 +11,51 @@
 #include <cstdint>
 
 #include "codecs/codec.hpp"
-#include "gradwire.h"
+#include "feedback/machine.hpp"
+#include "feedback/state_blob.hpp"
 #include "util/buffer.hpp"
 
-struct gw_worker {
-    struct Config {
-        uint64_t n = 0;
-        gw::CodecParams codec;
-        gw_momentum momentum = GW_MOMENTUM_NESTEROV;
-        float mu = 0.0f;
-        bool error_feedback = true;
-    };
+namespace gw {
 
-    // Validates options; returns the new handle in *out.
-    static gw_status create(const gw_worker_options& opts, gw_worker** out);
+struct WorkerConfig {
+    uint64_t n = 0;
+    CodecParams codec;
+    gw_momentum momentum = GW_MOMENTUM_NESTEROV;
+    float mu = 0.0f;
+    bool error_feedback = true;
+    uint32_t tensor = 0;
+    uint64_t seed = 0;
+};
+
+class EfWorker {
+  public:
+    static constexpr blob::Kind kBlobKind = blob::kWorker;
+
+    // Allocates every buffer; the config was validated by the caller.
+    gw_status init(const WorkerConfig& c);
 
     size_t frame_bound() const { return frame_bound_; }
-    gw_status step(const float* grad, float lr, void* frame, size_t capacity, size_t* written);
+    // grad is float32, or f16/bf16 bits when dtype says so (converted first).
+    gw_status step(const void* grad, gw_dtype dtype, float lr, void* frame, size_t capacity,
+                   size_t* written);
     void residual(float* out) const;
     void momentum(float* out) const;
-    size_t save_bound() const;
-    size_t save(void* blob) const;  // caller checked capacity >= save_bound()
-    gw_status load(const void* blob, size_t size);
-    const Config& config() const { return cfg_; }
+    const WorkerConfig& config() const { return cfg_; }
+    uint64_t steps() const { return clock_.step; }
+
+    // Checkpoints (feedback/state_blob.hpp).
+    using Scalars = Clock;
+    Scalars scalars() const { return clock_; }
+    bool scalars_valid(const Scalars& s) const { return s.valid(); }
+    void set_scalars(const Scalars& s) { clock_ = s; }
+    template <class V> void fields(V& v, Scalars& s);
 
   private:
-    Config cfg_;
+    WorkerConfig cfg_;
     size_t frame_bound_ = 0;
-    gw::FloatBuf m_, e_, p_;  // momentum, residual, scratch for p
-    float lr_prev_ = 0.0f;
-    uint64_t step_ = 0;
+    FloatBuf m_, e_, p_;  // momentum, residual, scratch for p
+    Clock clock_;
+    Workspace ws_;
 };
+
+}  // namespace gw

@@ -1,38 +1,48 @@
 #include "feedback/state_blob.hpp"
 
-#include <cstring>
-
 #include "kernels/kernels.hpp"
-#include "util/bytes.hpp"
 
 namespace gw::blob {
 
 namespace {
 constexpr uint8_t kMagic[4] = {'G', 'W', 'S', 'T'};
+size_t type_width(uint8_t t) {
+    switch (t) {
+        case kU8: case kBytes: return 1;
+        case kU32: case kF32: case kF32s: return 4;
+        case kU64: return 8;
+    }
+    return 0;
 }
+}  // namespace
 
-Writer::Writer(uint8_t* out, Kind kind) : out_(out), pos_(0) {
+uint32_t checksum(const uint8_t* p, size_t n) { return kern::active().crc32c(0, p, n); }
+
+Writer::Writer(uint8_t* out, Kind kind) : out_(out) {
     std::memcpy(out_, kMagic, 4);
-    pos_ = 4;
-    u16(kVersion);
-    u16(kind);
-}
-void Writer::u8(uint8_t v) { out_[pos_++] = v; }
-void Writer::u16(uint16_t v) { store_le(out_ + pos_, v), pos_ += 2; }
-void Writer::u32(uint32_t v) { store_le(out_ + pos_, v), pos_ += 4; }
-void Writer::u64(uint64_t v) { store_le(out_ + pos_, v), pos_ += 8; }
-void Writer::f32(float v) { store_le(out_ + pos_, v), pos_ += 4; }
-void Writer::floats(const float* v, uint64_t n) {
-    if (n) std::memcpy(out_ + pos_, v, n * sizeof(float));
-    pos_ += n * sizeof(float);
-}
-size_t Writer::finish() {
-    u32(kern::active().crc32c(0, out_, pos_));
-    return pos_;
+    store_le<uint16_t>(out_ + 4, kVersion);
+    store_le<uint16_t>(out_ + 6, kind);
 }
 
-Reader::Reader(const void* blob, size_t size, Kind kind)
-    : data_(static_cast<const uint8_t*>(blob)), end_(0), pos_(kHeaderSize), status_(GW_OK) {
+void Writer::field(uint16_t id, Type type, uint64_t count, const void* data, size_t bytes) {
+    store_le<uint16_t>(out_ + pos_, id);
+    out_[pos_ + 2] = type;
+    out_[pos_ + 3] = 0;
+    store_le<uint64_t>(out_ + pos_ + 4, count);
+    pos_ += kFieldHeader;
+    if (bytes) std::memcpy(out_ + pos_, data, bytes);
+    pos_ += bytes;
+    ++fields_;
+}
+
+size_t Writer::finish() {
+    store_le<uint32_t>(out_ + 8, fields_);
+    store_le<uint32_t>(out_ + pos_, checksum(out_, pos_));
+    return pos_ + kTrailerSize;
+}
+
+Reader::Reader(const void* blob, size_t size, Kind kind, bool commit)
+    : data_(static_cast<const uint8_t*>(blob)), commit_(commit) {
     if (size == 0) {
         status_ = GW_ERR_STATE_CORRUPT;
     } else if (std::memcmp(data_, kMagic, size < 4 ? size : 4) != 0) {
@@ -41,54 +51,48 @@ Reader::Reader(const void* blob, size_t size, Kind kind)
         status_ = GW_ERR_STATE_CORRUPT;
     } else if (load_le<uint16_t>(data_ + 4) != kVersion) {
         status_ = GW_ERR_STATE_VERSION;
-    } else if (kern::active().crc32c(0, data_, size - kTrailerSize) !=
+    } else if (checksum(data_, size - kTrailerSize) !=
                load_le<uint32_t>(data_ + size - kTrailerSize)) {
         status_ = GW_ERR_STATE_CHECKSUM;
     } else if (load_le<uint16_t>(data_ + 6) != kind) {
         status_ = GW_ERR_STATE_MISMATCH;
+    } else {
+        fields_left_ = load_le<uint32_t>(data_ + 8);
+        end_ = size - kTrailerSize;
     }
-    end_ = size >= kTrailerSize ? size - kTrailerSize : 0;
 }
 
-const uint8_t* Reader::take(size_t n) {
+const uint8_t* Reader::field(uint16_t id, Type type, uint64_t count) {
     if (status_ != GW_OK) return nullptr;
-    if (end_ - pos_ < n) {
-        status_ = GW_ERR_STATE_CORRUPT;
+    if (fields_left_ == 0 || end_ - pos_ < kFieldHeader) {
+        fail(GW_ERR_STATE_CORRUPT);
         return nullptr;
     }
+    const uint8_t* h = data_ + pos_;
+    const uint64_t got = load_le<uint64_t>(h + 4);
+    if (load_le<uint16_t>(h) != id || h[2] != type || h[3] != 0) {
+        fail(GW_ERR_STATE_CORRUPT);
+        return nullptr;
+    }
+    // A well-formed field of another size is a blob of another configuration.
+    const size_t width = type_width(type);
+    if (got > (end_ - pos_ - kFieldHeader) / width) {
+        fail(GW_ERR_STATE_CORRUPT);
+        return nullptr;
+    }
+    if (got != count) {
+        fail(GW_ERR_STATE_MISMATCH);
+        return nullptr;
+    }
+    pos_ += kFieldHeader;
     const uint8_t* p = data_ + pos_;
-    pos_ += n;
+    pos_ += static_cast<size_t>(got * width);
+    --fields_left_;
     return p;
 }
-uint8_t Reader::u8() {
-    const uint8_t* p = take(1);
-    return p ? *p : 0;
-}
-uint16_t Reader::u16() {
-    const uint8_t* p = take(2);
-    return p ? load_le<uint16_t>(p) : 0;
-}
-uint32_t Reader::u32() {
-    const uint8_t* p = take(4);
-    return p ? load_le<uint32_t>(p) : 0;
-}
-uint64_t Reader::u64() {
-    const uint8_t* p = take(8);
-    return p ? load_le<uint64_t>(p) : 0;
-}
-float Reader::f32() {
-    const uint8_t* p = take(4);
-    return p ? load_le<float>(p) : 0.0f;
-}
-const uint8_t* Reader::floats(uint64_t n) {
-    if (n > SIZE_MAX / sizeof(float)) {
-        if (status_ == GW_OK) status_ = GW_ERR_STATE_CORRUPT;
-        return nullptr;
-    }
-    return take(static_cast<size_t>(n * sizeof(float)));
-}
+
 gw_status Reader::finish() {
-    if (status_ == GW_OK && pos_ != end_) status_ = GW_ERR_STATE_CORRUPT;
+    if (status_ == GW_OK && (pos_ != end_ || fields_left_ != 0)) status_ = GW_ERR_STATE_CORRUPT;
     return status_;
 }
 

@@ -1,59 +1,137 @@
-// Checkpoint blobs of the state machines (docs/wire-format.md, "State blobs"):
-//   magic "GWST" | u16 blob version | u16 kind | body | u32 CRC32C of all before it
-// The body is written and read field by field with bounds checks; a reader
-// never reads past the blob and reports the first problem it finds.
+// Checkpoint blobs (docs/wire-format.md, "State blobs"), format 2:
+//   magic "GWST" | u16 version | u16 kind | u32 field count |
+//   fields: u16 id | u8 type | u8 0 | u64 count | count elements |
+//   u32 CRC32C of all before it
+// Every field names itself (id, type, count), so a tool can read any blob
+// without the handle, e.g. to re-shard server slices (offset, length, total
+// are fields) or carry worker residuals to another worker count.
+//
+// A state machine lists its fields once, in `template <class V> void
+// fields(V& v, Scalars& s)`; Sizer, Writer and Reader walk that list, so the
+// bound, the save and the load cannot drift apart. Loading runs the list
+// twice: a checking pass that changes nothing, then a committing pass.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
-#include "gradwire.h"
+#include "gradwire_types.h"
+#include "util/bytes.hpp"
 
 namespace gw::blob {
 
-constexpr uint16_t kVersion = 1;
+constexpr uint16_t kVersion = 2;
 enum Kind : uint16_t { kWorker = 1, kServer = 2 };
-constexpr size_t kHeaderSize = 8, kTrailerSize = 4;
+enum Type : uint8_t { kU8 = 1, kU32 = 2, kU64 = 3, kF32 = 4, kBytes = 5, kF32s = 6 };
+constexpr size_t kHeaderSize = 12, kFieldHeader = 12, kTrailerSize = 4;
+
+template <class T> struct TypeOf;
+template <> struct TypeOf<uint8_t> { static constexpr Type value = kU8; };
+template <> struct TypeOf<uint32_t> { static constexpr Type value = kU32; };
+template <> struct TypeOf<uint64_t> { static constexpr Type value = kU64; };
+template <> struct TypeOf<float> { static constexpr Type value = kF32; };
+
+uint32_t checksum(const uint8_t* p, size_t n);
+
+// Bytes of a blob.
+class Sizer {
+  public:
+    template <class T> void config(uint16_t, T) { add(sizeof(T)); }
+    void config_bytes(uint16_t, const uint8_t*, size_t n) { add(n); }
+    template <class T> void scalar(uint16_t, T&) { add(sizeof(T)); }
+    void floats(uint16_t, float*, uint64_t n) { add(n * sizeof(float)); }
+    size_t total() const { return kHeaderSize + size_ + kTrailerSize; }
+
+  private:
+    void add(uint64_t bytes) { size_ += kFieldHeader + bytes; }
+    size_t size_ = 0;
+};
 
 class Writer {
   public:
     Writer(uint8_t* out, Kind kind);
-    void u8(uint8_t v);
-    void u16(uint16_t v);
-    void u32(uint32_t v);
-    void u64(uint64_t v);
-    void f32(float v);
-    void floats(const float* v, uint64_t n);
-    // Append the checksum; returns total bytes written.
-    size_t finish();
+    template <class T> void config(uint16_t id, T v) { field(id, TypeOf<T>::value, 1, &v, sizeof v); }
+    void config_bytes(uint16_t id, const uint8_t* p, size_t n) { field(id, kBytes, n, p, n); }
+    template <class T> void scalar(uint16_t id, T& v) { config(id, v); }
+    void floats(uint16_t id, float* v, uint64_t n) { field(id, kF32s, n, v, n * sizeof(float)); }
+    size_t finish();  // appends count and checksum; returns bytes written
 
   private:
+    void field(uint16_t id, Type type, uint64_t count, const void* data, size_t bytes);
     uint8_t* out_;
-    size_t pos_;
+    size_t pos_ = kHeaderSize;
+    uint32_t fields_ = 0;
 };
 
 class Reader {
   public:
-    // Checks magic, version, kind and checksum; status() tells the outcome.
-    Reader(const void* blob, size_t size, Kind kind);
+    // Checks magic, version, kind, checksum and field count up front.
+    Reader(const void* blob, size_t size, Kind kind, bool commit);
     gw_status status() const { return status_; }
-    uint8_t u8();
-    uint16_t u16();
-    uint32_t u32();
-    uint64_t u64();
-    float f32();
-    // Pointer to n floats inside the blob (unaligned; copy with memcpy), or
-    // nullptr (and status GW_ERR_STATE_CORRUPT) if the blob is too short.
-    const uint8_t* floats(uint64_t n);
+
+    template <class T> void config(uint16_t id, T want) {
+        T got;
+        if (const uint8_t* p = field(id, TypeOf<T>::value, 1)) {
+            std::memcpy(&got, p, sizeof got);
+            if (std::memcmp(&got, &want, sizeof got) != 0) fail(GW_ERR_STATE_MISMATCH);
+        }
+    }
+    void config_bytes(uint16_t id, const uint8_t* want, size_t n) {
+        if (const uint8_t* p = field(id, kBytes, n))
+            if (n && std::memcmp(p, want, n) != 0) fail(GW_ERR_STATE_MISMATCH);
+    }
+    template <class T> void scalar(uint16_t id, T& v) {
+        if (const uint8_t* p = field(id, TypeOf<T>::value, 1)) std::memcpy(&v, p, sizeof v);
+    }
+    // Vectors must be finite; copied only in the committing pass.
+    void floats(uint16_t id, float* v, uint64_t n) {
+        const uint8_t* p = field(id, kF32s, n);
+        if (!p) return;
+        if (!commit_ && !floats_finite_le(p, n)) fail(GW_ERR_STATE_CORRUPT);
+        if (commit_ && n) std::memcpy(v, p, n * sizeof(float));
+    }
     // GW_OK only if every field was present and the body is fully consumed.
     gw_status finish();
+    void fail(gw_status st) {
+        if (status_ == GW_OK) status_ = st;
+    }
 
   private:
-    const uint8_t* take(size_t n);
+    const uint8_t* field(uint16_t id, Type type, uint64_t count);
     const uint8_t* data_;
-    size_t end_;  // end of the body (before the checksum)
-    size_t pos_;
-    gw_status status_;
+    size_t end_ = 0, pos_ = kHeaderSize;
+    uint32_t fields_left_ = 0;
+    bool commit_;
+    gw_status status_ = GW_OK;
 };
+
+// The three walks of a machine's field list.
+template <class M> size_t save_bound(const M& m) {
+    Sizer s;
+    auto sc = m.scalars();
+    const_cast<M&>(m).fields(s, sc);
+    return s.total();
+}
+template <class M> size_t save(const M& m, void* out) {
+    Writer w(static_cast<uint8_t*>(out), M::kBlobKind);
+    auto sc = m.scalars();
+    const_cast<M&>(m).fields(w, sc);
+    return w.finish();
+}
+// Check everything (the machine's own invariants included), then commit.
+template <class M> gw_status load(M& m, const void* blob, size_t size) {
+    auto staged = m.scalars();
+    Reader check(blob, size, M::kBlobKind, false);
+    m.fields(check, staged);
+    gw_status st = check.finish();
+    if (st != GW_OK) return st;
+    if (!m.scalars_valid(staged)) return GW_ERR_STATE_CORRUPT;
+    Reader commit(blob, size, M::kBlobKind, true);
+    m.fields(commit, staged);
+    st = commit.finish();
+    if (st == GW_OK) m.set_scalars(staged);
+    return st;
+}
 
 }  // namespace gw::blob

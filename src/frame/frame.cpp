@@ -2,83 +2,225 @@
 
 #include <cstring>
 
+#if defined(GW_HAVE_ZSTD)
+#include <zstd.h>
+#endif
+
 #include "kernels/kernels.hpp"
 #include "util/bytes.hpp"
 
 namespace gw::frame {
+namespace {
 
-bool frame_size(const Codec& c, const CodecParams& p, uint64_t n, size_t* size) {
+constexpr uint8_t kMagic[4] = {'G', 'W', 'F', 'R'};
+constexpr uint64_t kMaxElements = uint64_t(1) << 40;  // GW_MAX_ELEMENTS
+constexpr int kZstdLevel = 1;
+
+uint32_t crc(const uint8_t* p, size_t n) { return kern::active().crc32c(0, p, n); }
+
+bool zstd_enabled(const CodecParams& p) { return param_or(p, GW_PARAM_ZSTD, 0) != 0; }
+
+#if defined(GW_HAVE_ZSTD)
+struct ZstdContexts {
+    ZSTD_CCtx* c = nullptr;
+    ZSTD_DCtx* d = nullptr;
+    ~ZstdContexts() {
+        ZSTD_freeCCtx(c);
+        ZSTD_freeDCtx(d);
+    }
+};
+ZstdContexts& zstd_contexts() {
+    static thread_local ZstdContexts z;
+    return z;
+}
+
+// Replace the raw payload at `payload` (len bytes) by [u64 len][zstd frame] if
+// that is smaller. Any failure just keeps the raw payload.
+bool zstd_stage(uint8_t* payload, uint64_t* len, Scratch& stage) {
+    const size_t raw = static_cast<size_t>(*len);
+    const size_t cap = ZSTD_compressBound(raw);
+    uint8_t* tmp = static_cast<uint8_t*>(stage.get(cap));
+    ZstdContexts& z = zstd_contexts();
+    if (!z.c) z.c = ZSTD_createCCtx();
+    if (!tmp || !z.c) return false;
+    const size_t c = ZSTD_compressCCtx(z.c, tmp, cap, payload, raw, kZstdLevel);
+    if (ZSTD_isError(c) || c + 8 >= raw) return false;
+    store_le<uint64_t>(payload, raw);
+    std::memcpy(payload + 8, tmp, c);
+    *len = c + 8;
+    return true;
+}
+
+// Undo the stage into `stage` scratch; every size is bounded before use.
+gw_status zstd_unstage(const uint8_t* wire, uint64_t len, uint64_t max_raw, Scratch& stage,
+                       const uint8_t** raw_out, uint64_t* raw_len) {
+    if (len < 8) return GW_ERR_FRAME_ZSTD;
+    const uint64_t raw = load_le<uint64_t>(wire);
+    // The encoder stages only what gets smaller; more than the codec's
+    // maximum would be a decompression bomb.
+    if (raw > max_raw || len >= raw) return GW_ERR_FRAME_ZSTD;
+    const uint8_t* src = wire + 8;
+    const size_t csize = static_cast<size_t>(len - 8);
+    if (ZSTD_getFrameContentSize(src, csize) != raw) return GW_ERR_FRAME_ZSTD;
+    if (ZSTD_findFrameCompressedSize(src, csize) != csize) return GW_ERR_FRAME_ZSTD;
+    uint8_t* dst = static_cast<uint8_t*>(stage.get(static_cast<size_t>(raw)));
+    ZstdContexts& z = zstd_contexts();
+    if (!z.d) z.d = ZSTD_createDCtx();
+    if (!dst || !z.d) return GW_ERR_OUT_OF_MEMORY;
+    const size_t got = ZSTD_decompressDCtx(z.d, dst, static_cast<size_t>(raw), src, csize);
+    if (ZSTD_isError(got) || got != raw) return GW_ERR_FRAME_ZSTD;
+    *raw_out = dst;
+    *raw_len = raw;
+    return GW_OK;
+}
+#else
+bool zstd_stage(uint8_t*, uint64_t*, Scratch&) { return false; }
+gw_status zstd_unstage(const uint8_t*, uint64_t, uint64_t, Scratch&, const uint8_t**,
+                       uint64_t*) {
+    return GW_ERR_UNSUPPORTED;
+}
+#endif
+
+// The fields before the codec parameters, checked in wire order so that any
+// prefix of a valid frame is reported as truncated.
+struct Header {
+    unsigned format = 0;
+    const Codec* codec = nullptr;
+    uint16_t flags = 0;
+    uint64_t tag = 0, count = 0, payload_len = 0;
+    uint16_t params_len = 0;
+    size_t size = 0;  // header bytes
+};
+
+gw_status read_header(const uint8_t* f, size_t size, Header* h) {
+    if (size == 0) return GW_ERR_FRAME_TRUNCATED;
+    if (std::memcmp(f, kMagic, size < 4 ? size : 4) != 0) return GW_ERR_FRAME_MAGIC;
+    if (size < 5) return GW_ERR_FRAME_TRUNCATED;
+    h->format = f[4];
+    if (h->format != 1 && h->format != kVersion) return GW_ERR_FRAME_VERSION;
+    if (size < 6) return GW_ERR_FRAME_TRUNCATED;
+    h->codec = codec_for(f[5]);
+    // Format 1 knew the first five codecs only.
+    if (!h->codec || (h->format == 1 && f[5] > GW_CODEC_SCALED_SIGN)) return GW_ERR_FRAME_CODEC;
+    if (size < 8) return GW_ERR_FRAME_TRUNCATED;
+    h->flags = load_le<uint16_t>(f + 6);
+    const uint16_t allowed = h->format == 1 ? 0 : kFlagZstd;
+    if ((h->flags & ~allowed) != 0) return GW_ERR_FRAME_FLAGS;
+    if (h->format == 1) {
+        if (size < kHeaderSizeV1) return GW_ERR_FRAME_TRUNCATED;
+        h->count = load_le<uint64_t>(f + 8);
+        h->payload_len = load_le<uint64_t>(f + 16);
+        h->params_len = load_le<uint16_t>(f + 24);
+        h->size = kHeaderSizeV1;
+    } else {
+        if (size < kHeaderSize) return GW_ERR_FRAME_TRUNCATED;
+        if (crc(f, 36) != load_le<uint32_t>(f + 36)) return GW_ERR_FRAME_CHECKSUM;
+        if (load_le<uint16_t>(f + 34) != 0) return GW_ERR_FRAME_FLAGS;
+        h->tag = load_le<uint64_t>(f + 8);
+        h->count = load_le<uint64_t>(f + 16);
+        h->payload_len = load_le<uint64_t>(f + 24);
+        h->params_len = load_le<uint16_t>(f + 32);
+        h->size = kHeaderSize;
+    }
+    if (h->count > kMaxElements) return GW_ERR_FRAME_LENGTH;
+    if (h->params_len != params_wire_size(*h->codec)) return GW_ERR_FRAME_PARAMS;
+    return GW_OK;
+}
+
+bool total_size(const Header& h, size_t* total) {
+    const uint64_t fixed = h.size + h.params_len + kTrailerSize;
+    if (h.payload_len > SIZE_MAX - fixed) return false;
+    *total = static_cast<size_t>(fixed + h.payload_len);
+    return true;
+}
+
+}  // namespace
+
+bool frame_bound(const CodecParams& p, uint64_t n, size_t* size) {
     uint64_t payload = 0;
-    if (!c.payload_size(p, n, &payload)) return false;
-    const uint64_t fixed = kHeaderSize + c.params_size + kTrailerSize;
+    if (n > kMaxElements || !p.codec->max_payload(p, n, &payload)) return false;
+    const uint64_t fixed = kHeaderSize + params_wire_size(*p.codec) + kTrailerSize;
     if (payload > SIZE_MAX - fixed) return false;
     *size = static_cast<size_t>(fixed + payload);
     return true;
 }
 
-gw_status open(const void* data, size_t size, bool exact, View* view) {
-    const uint8_t* f = static_cast<const uint8_t*>(data);
-    // Fields are checked in wire order, each as soon as its bytes are present,
-    // so any prefix of a valid frame is reported as truncated.
-    if (size == 0) return GW_ERR_FRAME_TRUNCATED;
-    if (std::memcmp(f, kMagic, size < 4 ? size : 4) != 0) return GW_ERR_FRAME_MAGIC;
-    if (size < 5) return GW_ERR_FRAME_TRUNCATED;
-    if (f[4] != GW_FRAME_FORMAT_VERSION) return GW_ERR_FRAME_VERSION;
-    if (size < 6) return GW_ERR_FRAME_TRUNCATED;
-    const Codec* codec = codec_for(f[5]);
-    if (!codec) return GW_ERR_FRAME_CODEC;
-    if (size < 8) return GW_ERR_FRAME_TRUNCATED;
-    if (load_le<uint16_t>(f + 6) != 0) return GW_ERR_FRAME_FLAGS;
-    if (size < kHeaderSize) return GW_ERR_FRAME_TRUNCATED;
-    const uint64_t count = load_le<uint64_t>(f + 8);
-    const uint64_t payload_len = load_le<uint64_t>(f + 16);
-    const uint16_t params_len = load_le<uint16_t>(f + 24);
-    if (params_len != codec->params_size) return GW_ERR_FRAME_PARAMS;
-    if (size - kHeaderSize < params_len) return GW_ERR_FRAME_TRUNCATED;
-    CodecParams params;
-    gw_status st = codec->read_params(f + kHeaderSize, &params);
+gw_status frame_size(const void* data, size_t size, size_t* total) {
+    Header h;
+    const gw_status st = read_header(static_cast<const uint8_t*>(data), size, &h);
     if (st != GW_OK) return st;
-    uint64_t expected = 0;
-    if (!codec->payload_size(params, count, &expected) || expected != payload_len)
-        return GW_ERR_FRAME_LENGTH;
+    return total_size(h, total) ? GW_OK : GW_ERR_FRAME_LENGTH;
+}
+
+gw_status open(const void* data, size_t size, bool exact, Scratch& stage, View* view) {
+    const uint8_t* f = static_cast<const uint8_t*>(data);
+    Header h;
+    gw_status st = read_header(f, size, &h);
+    if (st != GW_OK) return st;
+    if (size - h.size < h.params_len) return GW_ERR_FRAME_TRUNCATED;
+    CodecParams params;
+    st = read_params(*h.codec, f + h.size, h.params_len, &params);
+    if (st != GW_OK) return st;
+    uint64_t max_raw = 0;
+    if (!params.codec->max_payload(params, h.count, &max_raw)) return GW_ERR_FRAME_LENGTH;
+    // A staged payload is smaller than its raw form, so L <= max_raw always.
+    if (h.payload_len > max_raw) return GW_ERR_FRAME_LENGTH;
     size_t total = 0;
-    if (!frame_size(*codec, params, count, &total)) return GW_ERR_FRAME_LENGTH;
+    if (!total_size(h, &total)) return GW_ERR_FRAME_LENGTH;
     if (size < total) return GW_ERR_FRAME_TRUNCATED;
     if (exact && size != total) return GW_ERR_FRAME_TRAILING;
     const size_t body = total - kTrailerSize;
-    if (kern::active().crc32c(0, f, body) != load_le<uint32_t>(f + body))
-        return GW_ERR_FRAME_CHECKSUM;
-    const uint8_t* payload = f + kHeaderSize + params_len;
-    st = codec->check(params, payload, count);
+    if (crc(f, body) != load_le<uint32_t>(f + body)) return GW_ERR_FRAME_CHECKSUM;
+    const uint8_t* payload = f + h.size + h.params_len;
+    uint64_t payload_len = h.payload_len;
+    if (h.flags & kFlagZstd) {
+        // Only codecs that ask for the stage may carry it (one canonical form).
+        if (!zstd_enabled(params)) return GW_ERR_FRAME_FLAGS;
+        st = zstd_unstage(payload, h.payload_len, max_raw, stage, &payload, &payload_len);
+        if (st != GW_OK) return st;
+    }
+    st = params.codec->check(params, payload, payload_len, h.count);
     if (st != GW_OK) return st;
-    *view = View{codec, params, count, payload, payload_len, total};
+    view->params = params;
+    view->format = h.format;
+    view->flags = h.flags;
+    view->tag = h.tag;
+    view->count = h.count;
+    view->payload = payload;
+    view->payload_len = payload_len;
+    view->wire_payload_len = h.payload_len;
+    view->frame_size = total;
     return GW_OK;
 }
 
-gw_status encode(const CodecParams& p, const float* x, uint64_t n, void* out, size_t capacity,
-                 size_t* written, float* residual) {
-    const Codec* codec = codec_for(p.id);
-    if (!codec) return GW_ERR_INVALID_ARGUMENT;
-    size_t total = 0;
-    if (!frame_size(*codec, p, n, &total)) return GW_ERR_INVALID_ARGUMENT;
-    if (capacity < total) return GW_ERR_BUFFER_TOO_SMALL;
+gw_status encode(const CodecParams& p, const EncodeCtx& ctx, uint64_t tag, const float* x,
+                 uint64_t n, void* out, size_t capacity, size_t* written, float* residual,
+                 Scratch& stage) {
+    size_t bound = 0;
+    if (!frame_bound(p, n, &bound)) return GW_ERR_INVALID_ARGUMENT;
+    if (capacity < bound) return GW_ERR_BUFFER_TOO_SMALL;
     uint8_t* f = static_cast<uint8_t*>(out);
-    uint64_t payload_len = 0;
-    codec->payload_size(p, n, &payload_len);
-    uint8_t* payload = f + kHeaderSize + codec->params_size;
-    const gw_status st = codec->encode(p, x, n, payload, residual);
+    const size_t params_len = params_wire_size(*p.codec);
+    uint8_t* payload = f + kHeaderSize + params_len;
+    uint64_t len = 0;
+    const gw_status st = p.codec->encode(p, ctx, x, n, payload, &len, residual);
     if (st != GW_OK) return st;
+    uint16_t flags = 0;
+    if (zstd_enabled(p) && len > 0 && zstd_stage(payload, &len, stage)) flags |= kFlagZstd;
     std::memcpy(f, kMagic, 4);
-    f[4] = GW_FRAME_FORMAT_VERSION;
-    f[5] = static_cast<uint8_t>(p.id);
-    store_le<uint16_t>(f + 6, 0);
-    store_le<uint64_t>(f + 8, n);
-    store_le<uint64_t>(f + 16, payload_len);
-    store_le<uint16_t>(f + 24, static_cast<uint16_t>(codec->params_size));
-    codec->write_params(p, f + kHeaderSize);
-    const size_t body = total - kTrailerSize;
-    store_le<uint32_t>(f + body, kern::active().crc32c(0, f, body));
-    *written = total;
+    f[4] = kVersion;
+    f[5] = static_cast<uint8_t>(p.codec->id);
+    store_le<uint16_t>(f + 6, flags);
+    store_le<uint64_t>(f + 8, tag);
+    store_le<uint64_t>(f + 16, n);
+    store_le<uint64_t>(f + 24, len);
+    store_le<uint16_t>(f + 32, static_cast<uint16_t>(params_len));
+    store_le<uint16_t>(f + 34, 0);
+    store_le<uint32_t>(f + 36, crc(f, 36));
+    write_params(p, f + kHeaderSize);
+    const size_t body = kHeaderSize + params_len + static_cast<size_t>(len);
+    store_le<uint32_t>(f + body, crc(f, body));
+    *written = body + kTrailerSize;
     return GW_OK;
 }
 

@@ -1,17 +1,22 @@
-// Wire frame v1 (docs/wire-format.md): a fixed header, codec parameters, the
-// payload and a CRC32C trailer, little-endian with no padding.
+// Wire frames (docs/wire-format.md). Format 2, little-endian, no padding:
 //
-//   off  size  field
-//   0    4     magic "GWFR"
-//   4    1     format version (1)
-//   5    1     codec id
-//   6    2     flags (all reserved in v1: must be 0)
-//   8    8     element count
-//   16   8     payload length L
-//   24   2     codec parameter length P
-//   26   P     codec parameters
-//   26+P L     payload
-//   26+P+L 4   CRC32C of bytes [0, 26+P+L)
+//   off   size  field
+//   0     4     magic "GWFR"
+//   4     1     format version (2)
+//   5     1     codec id
+//   6     2     flags: bit 0 = zstd stage; the others must be 0
+//   8     8     tag (caller-set; handles write GW_TAG(tensor, step))
+//   16    8     element count n
+//   24    8     payload length L (bytes on the wire)
+//   32    2     codec parameter length P
+//   34    2     reserved, must be 0
+//   36    4     CRC32C of bytes [0, 36): the size fields can be trusted alone
+//   40    P     codec parameters (the codec's declared widths, in order)
+//   40+P  L     payload; with the zstd flag: u64 raw length R, then one zstd frame
+//   40+P+L 4    CRC32C of bytes [0, 40+P+L)
+//
+// Format 1 (26-byte header: magic, version, codec, flags, count, L, P; no tag,
+// no header CRC, no zstd) is still decoded, never written.
 #pragma once
 
 #include <cstddef>
@@ -21,30 +26,41 @@
 
 namespace gw::frame {
 
-constexpr uint8_t kMagic[4] = {'G', 'W', 'F', 'R'};
-constexpr size_t kHeaderSize = 26;
+constexpr uint8_t kVersion = 2;
+constexpr size_t kHeaderSize = 40;
+constexpr size_t kHeaderSizeV1 = 26;
 constexpr size_t kTrailerSize = 4;
+constexpr uint16_t kFlagZstd = 1;
 
-// A validated frame: every length checked, checksum verified, payload checked
-// by its codec. Pointers alias the caller's bytes.
+// A validated frame: every length checked, checksums verified, payload
+// checked by its codec. `payload` points into the caller's bytes, or, after
+// the zstd stage, into the scratch passed to open().
 struct View {
-    const Codec* codec = nullptr;
     CodecParams params;
+    unsigned format = 0;
+    uint16_t flags = 0;
+    uint64_t tag = 0;
     uint64_t count = 0;
-    const uint8_t* payload = nullptr;
-    uint64_t payload_size = 0;
+    const uint8_t* payload = nullptr;  // raw payload (after the zstd stage)
+    uint64_t payload_len = 0;          // its length
+    uint64_t wire_payload_len = 0;     // L
     size_t frame_size = 0;
 };
 
-// Exact frame size for n elements (false on overflow).
-bool frame_size(const Codec& c, const CodecParams& p, uint64_t n, size_t* size);
+// Largest frame for n elements (false on overflow or n > GW_MAX_ELEMENTS).
+bool frame_bound(const CodecParams& p, uint64_t n, size_t* size);
+
+// Total frame size from the fixed header alone.
+gw_status frame_size(const void* data, size_t size, size_t* total);
 
 // Validate the frame at the start of [data, data+size). With exact=true the
 // frame must use all `size` bytes (GW_ERR_FRAME_TRAILING otherwise).
-gw_status open(const void* data, size_t size, bool exact, View* view);
+gw_status open(const void* data, size_t size, bool exact, Scratch& stage, View* view);
 
-// Encode x into a frame (residual as in Codec::encode). Checks capacity first.
-gw_status encode(const CodecParams& p, const float* x, uint64_t n, void* out, size_t capacity,
-                 size_t* written, float* residual);
+// Encode x into a frame tagged `tag` (residual as in Codec::encode). Checks
+// capacity against frame_bound first. Fails only before writing anything.
+gw_status encode(const CodecParams& p, const EncodeCtx& ctx, uint64_t tag, const float* x,
+                 uint64_t n, void* out, size_t capacity, size_t* written, float* residual,
+                 Scratch& stage);
 
 }  // namespace gw::frame

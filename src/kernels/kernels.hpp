@@ -7,7 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "gradwire.h"
+#include "gradwire_types.h"
 
 namespace gw::kern {
 
