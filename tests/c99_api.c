@@ -32,13 +32,20 @@ int main(void) {
     gw_server *server = NULL;
     gw_worker_options wo;
     gw_server_options so;
-    gw_codec_options co = GW_CODEC_OPTIONS_INIT;
+    gw_worker_options wi = GW_WORKER_OPTIONS_INIT;
+    gw_codec_spec *spec = NULL;
+    int64_t block = -1;
     gw_frame_info info;
     unsigned char *blob;
     int i, k;
 
     EXPECT(gw_version_number() == GW_VERSION_NUMBER);
-    EXPECT(co.codec == GW_CODEC_SCALED_SIGN && co.version == GW_CODEC_OPTIONS_VERSION);
+    EXPECT(wi.version == GW_WORKER_OPTIONS_VERSION && wi.error_feedback == 1);
+    CHECK(gw_codec_spec_create(&spec, GW_CODEC_SCALED_SIGN));
+    CHECK(gw_codec_spec_set(spec, GW_PARAM_BLOCK_SIZE, 25));
+    CHECK(gw_codec_spec_get(spec, GW_PARAM_BLOCK_SIZE, &block));
+    EXPECT(block == 25);
+    EXPECT(strcmp(gw_status_name(GW_ERR_SEQUENCE), "GW_ERR_SEQUENCE") == 0);
     EXPECT(gw_worker_options_init(&wo, 12345) == GW_ERR_OPTIONS_VERSION);
     CHECK(gw_worker_options_init(&wo, GW_WORKER_OPTIONS_VERSION));
     CHECK(gw_server_options_init(&so, GW_SERVER_OPTIONS_VERSION));
@@ -48,24 +55,25 @@ int main(void) {
     for (k = 0; k < N; ++k) x[k] = 0.0f;
 
     for (i = 0; i < M; ++i) {
-        CHECK(gw_worker_create(&workers[i], &wo));
+        CHECK(gw_worker_create(&workers[i], &wo, spec));
         CHECK(gw_worker_frame_bound(workers[i], &bound));
         frames[i] = (unsigned char *)malloc(bound);
         EXPECT(frames[i] != NULL);
     }
-    CHECK(gw_server_create(&server, &so));
+    CHECK(gw_server_create(&server, &so, spec, spec));
     CHECK(gw_server_frame_bound(server, &bound));
     out = (unsigned char *)malloc(bound);
 
     for (i = 0; i < M; ++i) {
         for (k = 0; k < N; ++k) grad[k] = (float)((k * 7 + i * 3) % 11) - 5.0f;
-        CHECK(gw_worker_step(workers[i], grad, 0.1f, frames[i], bound, &sizes[i]));
+        CHECK(gw_worker_step(workers[i], grad, GW_DTYPE_F32, N, 0.1f, frames[i], bound, &sizes[i]));
         CHECK(gw_server_push(server, frames[i], sizes[i]));
     }
     CHECK(gw_server_step(server, 0.1f, out, bound, &out_size));
     CHECK(gw_frame_info_init(&info, GW_FRAME_INFO_VERSION));
     CHECK(gw_frame_inspect(out, out_size, &info));
     EXPECT(info.codec == GW_CODEC_SCALED_SIGN && info.count == N && info.frame_size == out_size);
+    EXPECT(info.tag == GW_TAG(0, 0) && info.format_version == GW_FRAME_FORMAT_VERSION);
     CHECK(gw_decode_accumulate(out, out_size, -0.1f, x, N));
     EXPECT(x[0] != 0.0f);
 
@@ -89,6 +97,8 @@ int main(void) {
         free(frames[i]);
     }
     gw_server_free(server);
+    gw_codec_spec_free(spec);
+    gw_codec_spec_free(NULL);
     gw_server_free(NULL);
     gw_worker_free(NULL);
     free(out);

@@ -1,5 +1,5 @@
 // Codecs through the C API on every SIMD target: frames byte-identical across
-// targets, decoded values equal to the scalar reference of ALGORITHMS.md s.1,
+// targets, decoded values equal to the scalar reference of docs/algorithms.md s.1,
 // decode_accumulate == acc + alpha * decoded, NaN/Inf policy, 16-bit casts.
 #include <cfloat>
 #include <cmath>
@@ -42,7 +42,7 @@ Vec decode(const std::vector<uint8_t>& f, size_t n) {
     return out;
 }
 
-// Reference decode of each codec (ALGORITHMS.md s.1, s.8).
+// Reference decode of each codec (docs/algorithms.md s.1, s.8).
 Vec reference(gw_codec_id id, uint32_t block, const Vec& x) {
     switch (id) {
         case GW_CODEC_SCALED_SIGN: return ref::scaled_sign(x, block);
@@ -101,12 +101,12 @@ TEST(Codecs, UnalignedInputsAndOutputs) {
         std::vector<uint8_t> first;
         gwtest::for_each_target([&](gw_simd_target) {
             size_t bound = 0;
-            gw_codec_options o = codec(c.id, c.block);
-            ASSERT_EQ(gw_encode_bound(&o, n, &bound), GW_OK);
+            gwtest::Spec o = codec(c.id, c.block);
+            ASSERT_EQ(gw_encode_bound(o, n, &bound), GW_OK);
             std::vector<uint8_t> buf(bound + 3);
             for (size_t shift = 1; shift <= 3; ++shift) {
                 size_t written = 0;
-                ASSERT_EQ(gw_encode(&o, x.data() + 1, n, buf.data() + shift, bound, &written), GW_OK);
+                ASSERT_EQ(gw_encode(o, nullptr, x.data() + 1, GW_DTYPE_F32, n, buf.data() + shift, bound, &written), GW_OK);
                 std::vector<uint8_t> f(buf.begin() + shift, buf.begin() + shift + written);
                 if (first.empty()) first = f;
                 ASSERT_EQ(f, first);
@@ -125,10 +125,10 @@ TEST(Codecs, NonFiniteInputIsRefused) {
             for (size_t pos : {size_t(0), size_t(31), size_t(99)}) {
                 Vec x = gwtest::random_floats(100, 1);
                 x[pos] = bad;
-                gw_codec_options o = codec(c.id, c.block);
+                gwtest::Spec o = codec(c.id, c.block);
                 std::vector<uint8_t> f(1000);
                 size_t written = 12345;
-                EXPECT_EQ(gw_encode(&o, x.data(), x.size(), f.data(), f.size(), &written), GW_ERR_NONFINITE)
+                EXPECT_EQ(gw_encode(o, nullptr, x.data(), GW_DTYPE_F32, x.size(), f.data(), f.size(), &written), GW_ERR_NONFINITE)
                     << "codec " << c.id;
                 EXPECT_EQ(written, 12345u);
             }
@@ -142,8 +142,8 @@ TEST(Codecs, ScaledSignSemantics) {
     EXPECT_EQ(d, (Vec{1.5f, 1.5f, 1.5f, -1.5f}));
     const auto z = gwtest::encode(codec(GW_CODEC_SCALED_SIGN, 2), x);
     EXPECT_EQ(decode(z, 4), (Vec{0.0f, 0.0f, 3.0f, -3.0f}));
-    // Wire cost: d sign bits + B float32 scales + 34 bytes of framing.
-    EXPECT_EQ(gwtest::encode(codec(GW_CODEC_SCALED_SIGN), Vec(1024, 1.0f)).size(), 30u + 4 + 4 + 128);
+    // Wire cost: d sign bits + B float32 scales + 48 bytes of framing.
+    EXPECT_EQ(gwtest::encode(codec(GW_CODEC_SCALED_SIGN), Vec(1024, 1.0f)).size(), 44u + 4 + 4 + 128);
 }
 
 TEST(Codecs, PhiDiagnostic) {
@@ -166,7 +166,7 @@ TEST(Codecs, HalfPrecisionKnownValues) {
     auto half_bits = [](gw_codec_id id, float v) {
         const auto f = gwtest::encode(codec(id), Vec{v});
         uint16_t h;
-        std::memcpy(&h, &f[26], 2);
+        std::memcpy(&h, &f[40], 2);
         return h;
     };
     gwtest::for_each_target([&](gw_simd_target) {

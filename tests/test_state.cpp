@@ -9,23 +9,22 @@ namespace {
 
 gw_worker* make_worker(uint64_t n, gw_momentum m = GW_MOMENTUM_NESTEROV, int ef = 1,
                        uint32_t block = 0) {
-    gw_worker_options o;
-    gw_worker_options_init(&o, GW_WORKER_OPTIONS_VERSION);
+    gw_worker_options o = GW_WORKER_OPTIONS_INIT;
     o.n = n;
-    o.codec = codec(GW_CODEC_SCALED_SIGN, block);
     o.momentum = m;
+    o.mu = m == GW_MOMENTUM_NONE ? 0.0f : 0.9f;
     o.error_feedback = ef;
     gw_worker* w = nullptr;
-    EXPECT_EQ(gw_worker_create(&w, &o), GW_OK);
+    EXPECT_EQ(gw_worker_create(&w, &o, codec(GW_CODEC_SCALED_SIGN, block)), GW_OK);
     return w;
 }
 
 gw_server* make_server(uint64_t total, uint64_t off, uint64_t len, uint32_t M, int ef = 1) {
-    gw_server_options o;
-    gw_server_options_init(&o, GW_SERVER_OPTIONS_VERSION);
+    gw_server_options o = GW_SERVER_OPTIONS_INIT;
     o.total = total, o.offset = off, o.length = len, o.num_workers = M, o.error_feedback = ef;
+    o.check_tag = 0;  // the tests push stateless frames
     gw_server* s = nullptr;
-    EXPECT_EQ(gw_server_create(&s, &o), GW_OK);
+    EXPECT_EQ(gw_server_create(&s, &o, codec(GW_CODEC_SCALED_SIGN), nullptr), GW_OK);
     return s;
 }
 
@@ -34,7 +33,9 @@ std::vector<uint8_t> step(gw_worker* w, uint64_t n, int t) {
     gw_worker_frame_bound(w, &bound);
     std::vector<uint8_t> f(bound);
     const auto g = random_floats(n, 500 + t);
-    EXPECT_EQ(gw_worker_step(w, g.data(), 0.1f / (1 + t % 7), f.data(), f.size(), &written), GW_OK);
+    EXPECT_EQ(gw_worker_step(w, g.data(), GW_DTYPE_F32, n, 0.1f / (1 + t % 7), f.data(), f.size(),
+                             &written),
+              GW_OK);
     f.resize(written);
     return f;
 }
@@ -65,6 +66,29 @@ std::vector<uint8_t> server_step(gw_server* s, float lr) {
     EXPECT_EQ(gw_server_step(s, lr, f.data(), f.size(), &written), GW_OK);
     f.resize(written);
     return f;
+}
+
+// Offset of the data of field `id` in a blob (format 2: fields are
+// u16 id | u8 type | u8 0 | u64 count | data), or 0 if absent.
+size_t field_data(const std::vector<uint8_t>& b, uint16_t id, uint8_t* type = nullptr,
+                  uint64_t* count = nullptr) {
+    static const size_t width[] = {0, 1, 4, 8, 4, 1, 4};
+    uint32_t fields;
+    std::memcpy(&fields, &b[8], 4);
+    size_t pos = 12;
+    for (uint32_t i = 0; i < fields; ++i) {
+        uint16_t fid;
+        uint64_t c;
+        std::memcpy(&fid, &b[pos], 2);
+        std::memcpy(&c, &b[pos + 4], 8);
+        if (fid == id) {
+            if (type) *type = b[pos + 2];
+            if (count) *count = c;
+            return pos + 12;
+        }
+        pos += 12 + c * width[b[pos + 2]];
+    }
+    return 0;
 }
 
 }  // namespace
@@ -183,11 +207,38 @@ TEST(State, ServerBlobPushCountIsValidated) {
     const uint64_t n = 8;
     gw_server* s = make_server(n, 0, n, 2);
     auto blob = save(s);
-    // Body offset of `pushes`: header 8 + 3*8 + 4 + 1 + 4 + 1 + 8 + 4.
-    const size_t at = 8 + 24 + 4 + 1 + 4 + 1 + 8 + 4;
+    const size_t at = field_data(blob, 34);  // pushes
+    ASSERT_NE(at, 0u);
     const uint32_t three = 3;
     std::memcpy(&blob[at], &three, 4);
     gwtest::refresh_crc(blob);
     EXPECT_EQ(gw_server_load(s, blob.data(), blob.size()), GW_ERR_STATE_CORRUPT);
+    gw_server_free(s);
+}
+
+// Blobs describe themselves: a tool can find a server slice's place in the
+// whole tensor and its residual without the handle (what re-sharding needs).
+TEST(State, BlobsAreSelfDescribing) {
+    const uint64_t total = 100, off = 40, len = 60;
+    gw_server* s = make_server(total, off, len, 2);
+    push(s, len, 1);
+    const auto blob = save(s);
+    const std::pair<uint16_t, uint64_t> want[] = {{1, total}, {2, off}, {3, len}, {4, 2}};
+    for (auto [id, value] : want) {
+        uint8_t type = 0;
+        uint64_t count = 0, v = 0;
+        const size_t at = field_data(blob, id, &type, &count);
+        ASSERT_NE(at, 0u) << id;
+        EXPECT_EQ(count, 1u);
+        std::memcpy(&v, &blob[at], type == 3 ? 8 : 4);
+        EXPECT_EQ(v, value) << id;
+    }
+    uint8_t type = 0;
+    uint64_t count = 0;
+    ASSERT_NE(field_data(blob, 64, &type, &count), 0u);  // e_s
+    EXPECT_EQ(type, 6);
+    EXPECT_EQ(count, len);
+    ASSERT_NE(field_data(blob, 65, &type, &count), 0u);  // the round's partial sum
+    EXPECT_EQ(count, len);
     gw_server_free(s);
 }

@@ -59,22 +59,69 @@ inline long first_diff(const float* a, const float* b, size_t n) {
     return -1;
 }
 
-inline std::vector<uint8_t> encode(const gw_codec_options& o, const std::vector<float>& x) {
+// A codec spec that frees itself: Spec(GW_CODEC_SCALED_SIGN, 64).set(...).
+class Spec {
+  public:
+    explicit Spec(gw_codec_id id, uint32_t block = 0) {
+        EXPECT_EQ(gw_codec_spec_create(&s_, id), GW_OK);
+        if (block) set(GW_PARAM_BLOCK_SIZE, block);
+    }
+    Spec(const Spec& o) { EXPECT_EQ(gw_codec_spec_clone(&s_, o.s_), GW_OK); }
+    Spec& operator=(const Spec& o) {
+        if (this != &o) {
+            gw_codec_spec_free(s_);
+            EXPECT_EQ(gw_codec_spec_clone(&s_, o.s_), GW_OK);
+        }
+        return *this;
+    }
+    ~Spec() { gw_codec_spec_free(s_); }
+    Spec& set(gw_param p, int64_t v) {
+        EXPECT_EQ(gw_codec_spec_set(s_, p, v), GW_OK);
+        return *this;
+    }
+    gw_codec_spec* get() const { return s_; }
+    operator const gw_codec_spec*() const { return s_; }
+
+  private:
+    gw_codec_spec* s_ = nullptr;
+};
+
+inline Spec codec(gw_codec_id id, uint32_t block = 0) { return Spec(id, block); }
+
+inline std::vector<uint8_t> encode(const gw_codec_spec* spec, const std::vector<float>& x,
+                                   uint64_t tag = 0) {
     size_t bound = 0;
-    EXPECT_EQ(gw_encode_bound(&o, x.size(), &bound), GW_OK);
+    EXPECT_EQ(gw_encode_bound(spec, x.size(), &bound), GW_OK);
     std::vector<uint8_t> f(bound);
     size_t written = 0;
-    EXPECT_EQ(gw_encode(&o, x.data(), x.size(), f.data(), f.size(), &written), GW_OK);
+    gw_encode_ctx ctx = GW_ENCODE_CTX_INIT;
+    ctx.tag = tag;
+    EXPECT_EQ(gw_encode(spec, &ctx, x.data(), GW_DTYPE_F32, x.size(), f.data(), f.size(), &written),
+              GW_OK);
     f.resize(written);
     return f;
 }
 
-inline gw_codec_options codec(gw_codec_id id, uint32_t block = 0) {
-    gw_codec_options o;
-    gw_codec_options_init(&o, GW_CODEC_OPTIONS_VERSION);
-    o.codec = id;
-    o.block_size = block;
-    return o;
+inline std::vector<float> decode(const std::vector<uint8_t>& f, uint64_t n) {
+    std::vector<float> out(n);
+    uint64_t count = 0;
+    EXPECT_EQ(gw_decode(f.data(), f.size(), out.data(), n, &count), GW_OK);
+    EXPECT_EQ(count, n);
+    return out;
+}
+
+// Offset of the payload in a format-2 frame (after the header and params).
+inline size_t payload_offset(const std::vector<uint8_t>& f) {
+    uint16_t plen = 0;
+    std::memcpy(&plen, &f[32], 2);
+    return 40 + plen;
+}
+
+// Rewrite the header CRC of a format-2 frame after tampering with the header.
+inline void refresh_header_crc(std::vector<uint8_t>& f) {
+    uint32_t crc = 0;
+    gw_crc32c(f.data(), 36, &crc);
+    std::memcpy(f.data() + 36, &crc, 4);
 }
 
 // Rewrite the CRC32C trailer after tampering, so deeper checks are reached.
@@ -86,6 +133,13 @@ inline void refresh_crc(std::vector<uint8_t>& f) {
 
 inline std::vector<uint8_t> read_hex(const std::string& path, bool* ok = nullptr) {
     return gwhex::read(path, ok);
+}
+
+inline std::vector<uint8_t> read_hex_string(const std::string& hex) {
+    std::vector<uint8_t> out;
+    for (size_t i = 0; i + 1 < hex.size(); i += 2)
+        out.push_back(static_cast<uint8_t>(std::stoul(hex.substr(i, 2), nullptr, 16)));
+    return out;
 }
 
 inline std::string to_hex(const std::vector<uint8_t>& bytes, const std::string& comment) {
