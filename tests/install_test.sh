@@ -14,6 +14,14 @@ trap 'rm -rf "$root"' EXIT
 meson install -C "$build" --destdir "$root" --quiet >/dev/null
 pc=$(find "$root" -name gradwire.pc | head -n1)
 [ -n "$pc" ] || { echo "gradwire.pc not installed"; exit 1; }
+# Where the loader and pkg-config of a fresh Debian look (not lib64).
+prefix=$(meson introspect --buildoptions "$build" | python3 -c \
+    'import json,sys; print(next(o["value"] for o in json.load(sys.stdin) if o["name"]=="prefix"))')
+case "$pc" in
+    "$root$prefix/lib/pkgconfig/gradwire.pc"|"$root$prefix/lib/"*-linux-gnu/pkgconfig/gradwire.pc) ;;
+    *) echo "gradwire.pc installed at ${pc#$root}, outside the loader's and pkg-config's paths"; exit 1 ;;
+esac
+[ -e "$root$prefix/include/gradwire_types.h" ] || { echo "gradwire_types.h not installed"; exit 1; }
 export PKG_CONFIG_PATH=$(dirname "$pc") PKG_CONFIG_SYSROOT_DIR=$root
 hdr=$(find "$root" -name gradwire.h | head -n1)
 [ -n "$hdr" ] || { echo "gradwire.h not installed"; exit 1; }
