@@ -41,6 +41,25 @@ inline Vec bf16(const Vec& v) {
     return out;
 }
 
+// Top-k by magnitude (docs/algorithms.md s.8), from a full stable sort: the
+// k largest |v_i|, ties to the lower index, values stored as `dtype` (f32 =
+// 1, f16 = 2, bf16 = 3), everything else 0. Decodes what the codec sends.
+inline Vec topk(const Vec& v, uint64_t k, int dtype) {
+    std::vector<size_t> order(v.size());
+    for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](size_t a, size_t b) { return std::fabs(v[a]) > std::fabs(v[b]); });
+    Vec out(v.size(), 0.0f);
+    for (uint64_t j = 0; j < k && j < v.size(); ++j) {
+        const float x = v[order[j]];
+        out[order[j]] = dtype == 2   ? gw::ref::f16_to_f32(gw::ref::f32_to_f16(x))
+                        : dtype == 3 ? gw::ref::bf16_to_f32(gw::ref::f32_to_bf16(x))
+                                     : x;
+        if (out[order[j]] == 0.0f) out[order[j]] = 0.0f;  // -0 is not stored: decodes to +0
+    }
+    return out;
+}
+
 inline Vec sign(const Vec& v) {
     Vec out(v.size());
     for (size_t i = 0; i < v.size(); ++i) out[i] = v[i] < 0.0f ? -1.0f : 1.0f;
