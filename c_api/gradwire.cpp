@@ -62,22 +62,6 @@ const gw::Codec* checked_codec(const gw_codec_id& id) {
     return v > 0 ? gw::codec_for(static_cast<unsigned>(v)) : nullptr;
 }
 
-// f16/bf16 input is converted to f32 in the thread's workspace.
-gw_status input_f32(const void* x, gw_dtype dtype, uint64_t n, const float** out) {
-    if (dtype == GW_DTYPE_F32 || n == 0) {
-        *out = static_cast<const float*>(x);
-        return GW_OK;
-    }
-    float* f = static_cast<float*>(gw::thread_workspace().convert.get(span_bytes(n, 4)));
-    if (!f) return GW_ERR_OUT_OF_MEMORY;
-    if (dtype == GW_DTYPE_F16)
-        gw::kern::active().f16_to_f32(x, f, n);
-    else
-        gw::kern::active().bf16_to_f32(x, f, n);
-    *out = f;
-    return GW_OK;
-}
-
 }  // namespace
 
 extern "C" {
@@ -270,10 +254,9 @@ gw_status gw_encode(const gw_codec_spec* spec, const gw_encode_ctx* ctx, const v
     if (ctx && !known_version(ctx->version, GW_ENCODE_CTX_VERSION)) return GW_ERR_OPTIONS_VERSION;
     if (!valid_dtype(dtype) || n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
     if (overlaps(x, span_bytes(n, dtype_size(dtype)), frame, capacity)) return GW_ERR_OVERLAP;
-    const float* xf = nullptr;
-    gw_status st = input_f32(x, dtype, n, &xf);
-    if (st != GW_OK) return st;
     gw::Workspace& ws = gw::thread_workspace();
+    const float* xf = gw::widen_to_f32(x, dtype, n, ws.convert);
+    if (!xf && n) return GW_ERR_OUT_OF_MEMORY;
     gw::EncodeCtx c;
     uint64_t tag = 0;
     if (ctx) {

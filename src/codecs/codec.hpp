@@ -90,6 +90,10 @@ void write_params(const CodecParams& p, uint8_t* out);
 // Parse `size` untrusted bytes: GW_OK or GW_ERR_FRAME_PARAMS.
 gw_status read_params(const Codec& c, const uint8_t* in, size_t size, CodecParams* out);
 
+// x as float32: itself for GW_DTYPE_F32, else f16/bf16 widened into scratch
+// (nullptr if that allocation fails).
+const float* widen_to_f32(const void* x, gw_dtype dtype, uint64_t n, Scratch& scratch);
+
 // Residual for codecs without a fused path: residual = x - decoded.
 void generic_residual(const CodecParams& p, const float* x, uint64_t n, const uint8_t* payload,
                       uint64_t len, float* residual);

@@ -3,6 +3,7 @@
 #include <cstring>
 
 #include "codecs/codec.hpp"
+#include "kernels/kernels.hpp"
 #include "util/bytes.hpp"
 
 namespace gw {
@@ -118,6 +119,17 @@ void generic_residual(const CodecParams& p, const float* x, uint64_t n, const ui
     if (residual != x && n) std::memmove(residual, x, n * sizeof(float));
     // x + (-1)*D == x - D exactly in IEEE arithmetic.
     p.codec->accumulate(p, payload, len, n, -1.0f, residual);
+}
+
+const float* widen_to_f32(const void* x, gw_dtype dtype, uint64_t n, Scratch& scratch) {
+    if (dtype == GW_DTYPE_F32 || n == 0) return static_cast<const float*>(x);
+    float* f = static_cast<float*>(scratch.get(static_cast<size_t>(n) * sizeof(float)));
+    if (!f) return nullptr;
+    if (dtype == GW_DTYPE_F16)
+        kern::active().f16_to_f32(x, f, n);
+    else
+        kern::active().bf16_to_f32(x, f, n);
+    return f;
 }
 
 Workspace& thread_workspace() {

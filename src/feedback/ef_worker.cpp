@@ -28,18 +28,6 @@ enum : uint16_t {
 
 }  // namespace
 
-// Converts a gradient handed over as f16/bf16 into `scratch`; f32 passes through.
-static const float* as_f32(const void* grad, gw_dtype dtype, uint64_t n, Scratch& scratch) {
-    if (dtype == GW_DTYPE_F32) return static_cast<const float*>(grad);
-    float* g = static_cast<float*>(scratch.get(n * sizeof(float)));
-    if (!g) return nullptr;
-    if (dtype == GW_DTYPE_F16)
-        kern::active().f16_to_f32(grad, g, n);
-    else
-        kern::active().bf16_to_f32(grad, g, n);
-    return g;
-}
-
 gw_status EfWorker::init(const WorkerConfig& c) {
     cfg_ = c;
     if (!frame::frame_bound(c.codec, c.n, &frame_bound_)) return GW_ERR_INVALID_ARGUMENT;
@@ -56,7 +44,7 @@ gw_status EfWorker::step(const void* grad, gw_dtype dtype, float lr, void* frame
     gw_status st = clock_.rescale(lr, cfg_.error_feedback, &r);
     if (st != GW_OK) return st;
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
-    const float* g = as_f32(grad, dtype, cfg_.n, ws_.convert);
+    const float* g = widen_to_f32(grad, dtype, cfg_.n, ws_.convert);
     if (!g) return GW_ERR_OUT_OF_MEMORY;
     const kern::Table& t = kern::active();
     const EfCoef k = coefficients(cfg_, r);
