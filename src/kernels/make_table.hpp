@@ -11,6 +11,7 @@
 #include "kernels/ef.hpp"
 #include "kernels/half.hpp"
 #include "kernels/norms.hpp"
+#include "kernels/select.hpp"
 #include "kernels/sign.hpp"
 
 namespace gw::kern {
@@ -27,6 +28,7 @@ constexpr Table make_table(gw_simd_target target) {
     accumulate_entries<Arch>(t);
     half_entries<Arch>(t);
     crc_entries<Arch>(t);
+    select_entries<Arch>(t);
     return t;
 }
 
