@@ -1,15 +1,15 @@
 // SSE4.2 kernels: this file alone is compiled with -msse4.2 (see meson.build);
-// it only instantiates the templates of kernels_impl.hpp for xsimd::sse4_2.
+// it only instantiates the kernel families (make_table.hpp) for xsimd::sse4_2.
 // Without those flags (another compiler or CPU family) the table is empty
 // and dispatch reports the target as unsupported.
 #include "kernels/tables.hpp"
 
 #if defined(__SSE4_2__) && defined(__x86_64__)
 #define GW_KERN_XSIMD gw_kern_xsimd_sse4_2
-#include "kernels/kernels_impl.hpp"
+#include "kernels/make_table.hpp"
 
 namespace gw::kern {
-extern const Table table_sse4_2 = make_table<Simd<xsimd::sse4_2>>(GW_SIMD_SSE4_2);
+extern const Table table_sse4_2 = make_table<xsimd::sse4_2>(GW_SIMD_SSE4_2);
 }  // namespace gw::kern
 
 #else

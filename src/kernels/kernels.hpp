@@ -20,6 +20,10 @@ struct EfCoef {
     float r;   // residual rescale lr_{t-1}/lr_t (0 when error feedback is off)
 };
 
+// Bytes of scratch topk_select needs, whatever n: four 2048-bin histograms
+// and a buffer of up to 65536 candidate keys (see src/kernels/select.hpp).
+constexpr size_t kTopkScratchBytes = 304 * 1024;
+
 struct Table {
     gw_simd_target target;
 
@@ -69,6 +73,13 @@ struct Table {
     // CRC32C (Castagnoli, reflected, poly 0x82F63B78), continuing from `crc`
     // (pass 0 to start; pre/post inversion handled inside).
     uint32_t (*crc32c)(uint32_t crc, const void* data, size_t n);
+
+    // Exact top-k by magnitude: the k elements of x[0..n) with the largest |x_i|
+    // (compared as the key bits(x_i) & 0x7FFFFFFF, which orders finite floats by
+    // magnitude; -0 and +0 tie), ties broken toward the lower index. x is finite.
+    // Writes their indices in increasing order to idx[0..k). k <= n <= 2^32.
+    // scratch: kTopkScratchBytes bytes, 64-byte aligned, owned by the caller.
+    void (*topk_select)(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch);
 };
 
 // The table of the active target (GW_SIMD env var at first use, or set by

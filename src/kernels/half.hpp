@@ -1,0 +1,246 @@
+// Family "half": IEEE binary16 (fp16) and bfloat16 payloads: encode (round to
+// nearest even, finite values saturate at the largest finite value), decode
+// (exact), accumulate (acc += alpha * h) and all_finite. ONE template over the
+// format: the two differ only in the constants of HalfFormat<ExpBits>.
+// Scalar code, vector body, table entries.
+#pragma once
+
+#include "kernels/common.hpp"
+
+namespace gw::kern {
+namespace {
+
+// A 16-bit binary float: 1 sign bit, ExpBits exponent bits, 15 - ExpBits
+// stored mantissa bits. All constants are float (binary32) bit patterns or
+// 16-bit patterns derived from the layout; the static_asserts below spell
+// them out for the two formats we use.
+template <int ExpBits>
+struct HalfFormat {
+    static constexpr int kMant = 15 - ExpBits;              // stored mantissa bits
+    static constexpr int kShift = 23 - kMant;               // float mantissa bits dropped
+    static constexpr int kBias = (1 << (ExpBits - 1)) - 1;  // exponent bias
+    // 16-bit patterns: the exponent field, and its lowest bit.
+    static constexpr uint16_t kExpMask = uint16_t(((1u << ExpBits) - 1) << kMant);
+    static constexpr uint16_t kExpUnit = uint16_t(1u << kMant);
+    // Largest finite value and smallest normal value, as float bits.
+    static constexpr uint32_t kMaxAsF32 =
+        (uint32_t((1 << ExpBits) - 2 - kBias + 127) << 23) | (((1u << kMant) - 1) << kShift);
+    static constexpr uint32_t kMinNormalF32 = uint32_t(1 - kBias + 127) << 23;
+    // Encoding a normal value: add the exponent rebias (kBias - 127) << 23
+    // (mod 2^32) and half an ulp minus one, plus the kept lsb (ties to even),
+    // then drop kShift bits.
+    static constexpr uint32_t kRoundAdd =
+        (uint32_t(int32_t(kBias - 127)) << 23) + ((1u << (kShift - 1)) - 1);
+    // When the format's exponent range is float's (bfloat16), its subnormals
+    // are float's subnormals and the normal steps above handle them; decoding
+    // is then a plain shift. Otherwise (fp16) subnormals need steps of their own:
+    static constexpr bool kOwnSubnormals = kBias != 127;
+    // encoding: adding this float (a power of two) to a value below the
+    // smallest normal leaves its subnormal mantissa in the low bits, rounded
+    // to nearest even by the FPU (F. Giesen's float_to_half_fast3_rtne);
+    static constexpr uint32_t kSubMagic = uint32_t(1 - kBias - kMant + 23 + 127) << 23;
+    // decoding: the exponent field shifted into float position, the rebias
+    // added to every value, and the extra rebias that moves all-ones to 255.
+    static constexpr uint32_t kExpAsF32 = uint32_t(kExpMask) << kShift;
+    static constexpr uint32_t kUnbias = uint32_t(127 - kBias) << 23;
+    static constexpr uint32_t kInfExtra = uint32_t(255 - ((1 << ExpBits) - 1) - (127 - kBias)) << 23;
+};
+using Fp16Format = HalfFormat<5>;
+using Bf16Format = HalfFormat<8>;
+
+static_assert(Fp16Format::kExpMask == 0x7C00 && Fp16Format::kExpUnit == 0x0400, "fp16");
+static_assert(Fp16Format::kMaxAsF32 == 0x477FE000u, "65504.0f");
+static_assert(Fp16Format::kMinNormalF32 == 0x38800000u, "2^-14");
+static_assert(Fp16Format::kRoundAdd == 0xC8000FFFu, "-112 << 23, + 0xFFF");
+static_assert(Fp16Format::kSubMagic == 0x3F000000u, "0.5f");
+static_assert(Fp16Format::kExpAsF32 == 0x0F800000u && Fp16Format::kUnbias == 0x38000000u &&
+                  Fp16Format::kInfExtra == 0x38000000u,
+              "fp16 decoding");
+static_assert(Bf16Format::kExpMask == 0x7F80 && Bf16Format::kExpUnit == 0x0080, "bf16");
+static_assert(Bf16Format::kMaxAsF32 == 0x7F7F0000u, "largest finite bfloat16");
+static_assert(Bf16Format::kRoundAdd == 0x7FFFu && !Bf16Format::kOwnSubnormals, "bf16");
+static_assert(Bf16Format::kShift == 16 && Bf16Format::kUnbias == 0 && Bf16Format::kInfExtra == 0,
+              "bfloat16 decodes by a shift");
+
+template <class Fmt, class Arch>
+struct Half;  // vector body below; Half<Fmt, ScalarArch> is the scalar code
+
+template <class Fmt>
+struct Half<Fmt, ScalarArch> {
+    // float -> 16 bits, round to nearest even; finite values saturate at the
+    // largest finite value (clamping first gives the same result as rounding
+    // and then saturating).
+    static uint16_t encode1(float x) {
+        const uint32_t f = bits_of(x);
+        const uint32_t sign = (f >> 16) & 0x8000u;
+        uint32_t a = f & 0x7FFFFFFFu;
+        if (a > Fmt::kMaxAsF32) a = Fmt::kMaxAsF32;
+        uint32_t h;
+        if (Fmt::kOwnSubnormals && a < Fmt::kMinNormalF32) {
+            h = bits_of(float_of(a) + float_of(Fmt::kSubMagic)) - Fmt::kSubMagic;
+        } else {
+            h = (a + Fmt::kRoundAdd + ((a >> Fmt::kShift) & 1u)) >> Fmt::kShift;
+        }
+        return uint16_t(h | sign);
+    }
+
+    // 16 bits -> float (exact). Inf/NaN keep their payload.
+    static float decode1(uint16_t h) {
+        if constexpr (!Fmt::kOwnSubnormals) {
+            return float_of(uint32_t(h) << 16);  // the steps below, with no-op constants
+        } else {
+            uint32_t o = uint32_t(h & 0x7FFFu) << Fmt::kShift;
+            const uint32_t e = o & Fmt::kExpAsF32;
+            o += Fmt::kUnbias;
+            if (e == Fmt::kExpAsF32) {
+                o += Fmt::kInfExtra;
+            } else if (e == 0) {  // subnormal: renormalise through the FPU
+                o = bits_of(float_of(o + 0x00800000u) - float_of(Fmt::kMinNormalF32));
+            }
+            return float_of(o | (uint32_t(h & 0x8000u) << 16));
+        }
+    }
+
+    static void encode_range(const float* x, unsigned char* out, size_t i0, size_t n) {
+        for (size_t i = i0; i < n; ++i) store_le16(out + 2 * i, encode1(x[i]));
+    }
+    static void decode_range(const unsigned char* in, float* out, size_t i0, size_t n) {
+        for (size_t i = i0; i < n; ++i) out[i] = decode1(load_le16(in + 2 * i));
+    }
+    static void accumulate_range(const unsigned char* in, float alpha, float* acc, size_t i0,
+                                 size_t n) {
+        for (size_t i = i0; i < n; ++i) {
+            const float t = alpha * decode1(load_le16(in + 2 * i));
+            acc[i] = acc[i] + t;
+        }
+    }
+    // (h & expmask) + expunit sets bit 15 iff the exponent is all ones.
+    static bool all_finite_range(const unsigned char* in, size_t i0, size_t n) {
+        unsigned bad = 0;
+        for (size_t i = i0; i < n; ++i)
+            bad |= (load_le16(in + 2 * i) & unsigned(Fmt::kExpMask)) + unsigned(Fmt::kExpUnit);
+        return (bad & 0x8000u) == 0;
+    }
+
+    static void encode(const float* x, void* out, size_t n) { encode_range(x, ubytes(out), 0, n); }
+    static void decode(const void* in, float* out, size_t n) { decode_range(cbytes(in), out, 0, n); }
+    static void accumulate(const void* in, float alpha, float* acc, size_t n) {
+        accumulate_range(cbytes(in), alpha, acc, 0, n);
+    }
+    static bool all_finite(const void* in, size_t n) {
+        constexpr size_t kChunk = 4096;
+        for (size_t i = 0; i < n; i += kChunk)
+            if (!all_finite_range(cbytes(in), i, (n - i > kChunk) ? i + kChunk : n)) return false;
+        return true;
+    }
+};
+
+#if defined(GW_KERN_XSIMD)
+template <class Fmt, class Arch>
+struct Half : VecBase<Arch> {
+    using B = VecBase<Arch>;
+    using S = Half<Fmt, ScalarArch>;
+    using typename B::F;
+    using typename B::H;
+    using typename B::I;
+    using typename B::O;
+    using B::elementwise;
+    using B::loadf;
+    using B::W;
+    using B::WH;
+
+    static I c32(uint32_t v) { return I(int32_t(v)); }
+
+    // The integer steps of S::encode1, lane-wise.
+    static I enc(const F& x) {
+        const I f = xsimd::bitwise_cast<I>(x);
+        const I sign = (f >> 16) & I(0x8000);
+        I a = f & I(0x7FFFFFFF);
+        a = O::blend(a > c32(Fmt::kMaxAsF32), c32(Fmt::kMaxAsF32), a);
+        if constexpr (Fmt::kOwnSubnormals) {
+            const I sub = xsimd::bitwise_cast<I>(xsimd::bitwise_cast<F>(a) +
+                                                 F(float_of(Fmt::kSubMagic))) -
+                          c32(Fmt::kSubMagic);
+            const I norm = (a + c32(Fmt::kRoundAdd) + ((a >> Fmt::kShift) & I(1))) >> Fmt::kShift;
+            return O::blend(a < c32(Fmt::kMinNormalF32), sub, norm) | sign;
+        } else {
+            return ((a + c32(Fmt::kRoundAdd) + ((a >> Fmt::kShift) & I(1))) >> Fmt::kShift) | sign;
+        }
+    }
+    // The steps of S::decode1, lane-wise.
+    static F dec(const I& h) {
+        if constexpr (!Fmt::kOwnSubnormals) {
+            return xsimd::bitwise_cast<F>(h << 16);
+        } else {
+            const I o0 = (h & I(0x7FFF)) << Fmt::kShift;
+            const I e = o0 & c32(Fmt::kExpAsF32);
+            const I o = o0 + c32(Fmt::kUnbias);
+            const I inf = o + c32(Fmt::kInfExtra);
+            const I den = xsimd::bitwise_cast<I>(xsimd::bitwise_cast<F>(o + I(0x00800000)) -
+                                                 xsimd::bitwise_cast<F>(c32(Fmt::kMinNormalF32)));
+            const I r = O::blend(e == c32(Fmt::kExpAsF32), inf, O::blend(e == I(0), den, o));
+            return xsimd::bitwise_cast<F>(r | ((h & I(0x8000)) << 16));
+        }
+    }
+
+    static void encode(const float* x, void* out, size_t n) {
+        unsigned char* o = ubytes(out);
+        size_t i = 0;
+        for (; i + 2 * W <= n; i += 2 * W)
+            O::store_u16x2(enc(loadf(x + i)), enc(loadf(x + i + W)), o + 2 * i);
+        S::encode_range(x, o, i, n);
+    }
+    static void decode(const void* in, float* out, size_t n) {
+        const unsigned char* p = cbytes(in);
+        const size_t i = elementwise(n, [&](size_t j) {
+            dec(O::load_u16(p + 2 * j)).store_unaligned(out + j);
+        });
+        S::decode_range(p, out, i, n);
+    }
+    static void accumulate(const void* in, float alpha, float* acc, size_t n) {
+        const unsigned char* p = cbytes(in);
+        const F va(alpha);
+        const size_t i = elementwise(n, [&](size_t j) {
+            const F t = va * dec(O::load_u16(p + 2 * j));
+            (loadf(acc + j) + t).store_unaligned(acc + j);
+        });
+        S::accumulate_range(p, alpha, acc, i, n);
+    }
+    static bool all_finite(const void* in, size_t n) {
+        const unsigned char* p = cbytes(in);
+        const H expm(static_cast<int16_t>(Fmt::kExpMask));
+        const H unit(static_cast<int16_t>(Fmt::kExpUnit));
+        const H zero(0);
+        size_t i = 0;
+        while (n - i >= 4 * WH) {
+            const size_t stop = (n - i > 8192) ? i + 8192 : n;
+            H bad(0);
+            for (; i + 4 * WH <= stop; i += 4 * WH) {
+                unroll<4>([&](auto kk) {
+                    const H h = O::load_h(p + 2 * (i + decltype(kk)::value * WH));
+                    bad = bad | ((h & expm) + unit);
+                });
+            }
+            if (xsimd::any(bad < zero)) return false;
+        }
+        return S::all_finite_range(p, i, n);
+    }
+};
+#endif  // GW_KERN_XSIMD
+
+template <class Arch>
+constexpr void half_entries(Table& t) {
+    using F16 = Half<Fp16Format, Arch>;
+    using Bf16 = Half<Bf16Format, Arch>;
+    t.f32_to_f16 = &F16::encode;
+    t.f16_to_f32 = &F16::decode;
+    t.f16_accumulate = &F16::accumulate;
+    t.f16_all_finite = &F16::all_finite;
+    t.f32_to_bf16 = &Bf16::encode;
+    t.bf16_to_f32 = &Bf16::decode;
+    t.bf16_accumulate = &Bf16::accumulate;
+    t.bf16_all_finite = &Bf16::all_finite;
+}
+
+}  // namespace
+}  // namespace gw::kern

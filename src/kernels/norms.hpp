@@ -1,0 +1,135 @@
+// Family "norms": sum_abs, sum_sq (double sums in the fixed 16-lane order of
+// kernels.hpp) and all_finite. Scalar code, vector body, table entries.
+#pragma once
+
+#include "kernels/common.hpp"
+
+namespace gw::kern {
+namespace {
+
+template <class Arch>
+struct Norms;  // vector body below; Norms<ScalarArch> is the scalar code
+
+template <>
+struct Norms<ScalarArch> {
+    // Lane order of kernels.hpp: element i -> lane i % 16, then fold.
+    static double fold16(double* l) {
+        for (size_t s = 8; s >= 1; s /= 2)
+            for (size_t j = 0; j < s; ++j) l[j] += l[j + s];
+        return l[0];
+    }
+    // i0 must be a multiple of 16 (lane i0 % 16 == 0).
+    static void sum_abs_range(const float* x, size_t i0, size_t n, double* lanes) {
+        for (size_t i = i0; i < n; ++i)
+            lanes[i & 15] += double(float_of(bits_of(x[i]) & 0x7FFFFFFFu));  // |x|
+    }
+    static void sum_sq_range(const float* x, size_t i0, size_t n, double* lanes) {
+        for (size_t i = i0; i < n; ++i) {
+            const double d = double(x[i]);
+            lanes[i & 15] += d * d;
+        }
+    }
+    static double sum_abs(const float* x, size_t n) {
+        double lanes[16] = {};
+        sum_abs_range(x, 0, n, lanes);
+        return fold16(lanes);
+    }
+    static double sum_sq(const float* x, size_t n) {
+        double lanes[16] = {};
+        sum_sq_range(x, 0, n, lanes);
+        return fold16(lanes);
+    }
+
+    // (bits & expmask) + expunit sets the top bit iff the exponent is all ones.
+    static bool all_finite_range(const float* x, size_t i0, size_t n) {
+        uint32_t bad = 0;
+        for (size_t i = i0; i < n; ++i) bad |= ((bits_of(x[i]) & 0x7F800000u) + 0x00800000u);
+        return (bad & 0x80000000u) == 0;
+    }
+    static bool all_finite(const float* x, size_t n) {
+        constexpr size_t kChunk = 4096;
+        for (size_t i = 0; i < n; i += kChunk)
+            if (!all_finite_range(x, i, (n - i > kChunk) ? i + kChunk : n)) return false;
+        return true;
+    }
+};
+
+#if defined(GW_KERN_XSIMD)
+template <class Arch>
+struct Norms : VecBase<Arch> {
+    using B = VecBase<Arch>;
+    using S = Norms<ScalarArch>;
+    using typename B::D;
+    using typename B::F;
+    using typename B::I;
+    using typename B::O;
+    using B::loadf;
+    using B::W;
+
+    // 16 double lanes held in 16 / D::size accumulators.
+    template <bool Square>
+    static double sum_impl(const float* x, size_t n) {
+        constexpr size_t NA = 16 / D::size;
+        D acc[NA];
+        for (size_t k = 0; k < NA; ++k) acc[k] = D(0.0);
+        auto block = [&](size_t i) {  // elements [i, i+16) -> lanes 0..15
+            unroll<16 / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                F v = loadf(x + i + K * W);
+                if constexpr (!Square) v = xsimd::abs(v);
+                D lo, hi;
+                O::widen(v, lo, hi);
+                if constexpr (Square) {
+                    lo = lo * lo;
+                    hi = hi * hi;
+                }
+                acc[2 * K] = acc[2 * K] + lo;
+                acc[2 * K + 1] = acc[2 * K + 1] + hi;
+            });
+        };
+        size_t i = 0;
+        for (; i + 32 <= n; i += 32) {
+            block(i);
+            block(i + 16);
+        }
+        for (; i + 16 <= n; i += 16) block(i);
+        alignas(64) double lanes[16];
+        for (size_t k = 0; k < NA; ++k) acc[k].store_aligned(lanes + k * D::size);
+        if constexpr (Square)
+            S::sum_sq_range(x, i, n, lanes);
+        else
+            S::sum_abs_range(x, i, n, lanes);
+        return S::fold16(lanes);
+    }
+    static double sum_abs(const float* x, size_t n) { return sum_impl<false>(x, n); }
+    static double sum_sq(const float* x, size_t n) { return sum_impl<true>(x, n); }
+
+    static bool all_finite(const float* x, size_t n) {
+        const I expm(0x7F800000), unit(0x00800000), zero(0);
+        size_t i = 0;
+        while (n - i >= 4 * W) {
+            const size_t stop = (n - i > 4096) ? i + 4096 : n;
+            I bad(0);
+            for (; i + 4 * W <= stop; i += 4 * W) {
+                unroll<4>([&](auto kk) {
+                    const I b = xsimd::bitwise_cast<I>(loadf(x + i + decltype(kk)::value * W));
+                    bad = bad | ((b & expm) + unit);
+                });
+            }
+            if (xsimd::any(bad < zero)) return false;
+        }
+        return S::all_finite_range(x, i, n);
+    }
+};
+#endif  // GW_KERN_XSIMD
+
+template <class Arch>
+constexpr void norms_entries(Table& t) {
+    using K = Norms<Arch>;
+    t.sum_abs = &K::sum_abs;
+    t.sum_sq = &K::sum_sq;
+    t.all_finite = &K::all_finite;
+}
+
+}  // namespace
+}  // namespace gw::kern

@@ -1,0 +1,438 @@
+// Family "select": topk_select, exact top-k by magnitude, by radix selection
+// on the 31-bit key bits(x) & 0x7FFFFFFF (never a sort). Scalar code, vector
+// scans, table entry.
+//
+// The key is split into three digits, bits 30..20, 19..9 and 8..0. Level by
+// level, a histogram of one digit over the elements that share the digits
+// found so far gives the bin holding the k-th largest key, and how many of
+// the k lie above it. The elements are read from x on the first level (all
+// of x) and, while the current bin holds more than kCandidates elements, on
+// the next levels too (a re-scan keeping only the current prefix: all-equal
+// or few-distinct inputs); as soon as the bin fits, its keys are copied once
+// into the candidate buffer and the remaining levels work there. After the
+// last level the k-th largest key T and `need`, the number of elements equal
+// to T to take (the first ones in index order), are exact. Each histogram
+// also keeps the smallest and largest key it counted: when they are equal,
+// that key is T and the remaining levels are skipped (all-equal input, few
+// distinct values). A final forward pass writes the indices with key > T and
+// the first `need` with key == T, which gives increasing order directly, and
+// stops at the k-th. Passes over x: at most 4 (histogram, two filtered
+// histograms, final pass); 3 when the first digit's bin fits the buffer.
+//
+// The vector targets compute histogram bins 4 vectors at a time (the junk
+// bin for keys outside the prefix); when the prefix holds under 1/8 of x, and
+// in the compaction and final passes, they instead compare 4 vectors of keys
+// at once and skip the block when no lane matches (movemask from Ops<A>),
+// handing matching lanes, in index order, to the scalar per-element steps.
+// The result is a set defined by (key desc, index asc), so every target
+// writes the same indices whatever path it takes.
+#pragma once
+
+#include "kernels/common.hpp"
+
+namespace gw::kern {
+namespace {
+
+// Scratch layout (the caller provides kTopkScratchBytes, 64-byte aligned):
+// 4 sub-histograms of kBins 32-bit counters (each with one junk bin at index
+// kBins for non-matching elements, and padding; element i counts in
+// sub-histogram i % 4, so no counter exceeds 2^30 for n <= 2^32), then the
+// candidate keys (one slot of slack for branch-free compaction).
+struct TopkLayout {
+    static constexpr size_t kBins = 2048;           // 11-bit digits
+    static constexpr size_t kStride = kBins + 16;   // one sub-histogram, in counters
+    static constexpr size_t kSubs = 4;              // sub-histograms (no store-to-load chains)
+    static constexpr size_t kCandidates = 65536;    // keys held for the refining levels
+    static constexpr size_t kCandOffset = kSubs * kStride * sizeof(uint32_t);
+    static constexpr size_t kBytes = kCandOffset + (kCandidates + 16) * sizeof(uint32_t);
+};
+static_assert(TopkLayout::kBytes <= kTopkScratchBytes, "kTopkScratchBytes too small");
+static_assert(TopkLayout::kCandOffset % 64 == 0, "candidates 64-byte aligned");
+
+// The three digits: (shift, width) of bits 30..20, 19..9, 8..0.
+constexpr uint32_t kTopkShift[3] = {20, 9, 0};
+constexpr uint32_t kTopkWidth[3] = {11, 11, 9};
+
+inline uint32_t topk_key(float v) { return bits_of(v) & 0x7FFFFFFFu; }
+
+// Which elements a histogram counts, and where: keys whose bits under pmask
+// equal prefix count in bin (key >> shift) & bmask, the others in the junk
+// bin. The first level counts every key (pmask = prefix = 0).
+struct TopkFilter {
+    uint32_t pmask, prefix, shift, bmask;
+    bool match(uint32_t key) const { return (key & pmask) == prefix; }
+    uint32_t bin(uint32_t key) const {
+        return match(key) ? (key >> shift) & bmask : uint32_t(TopkLayout::kBins);
+    }
+};
+
+// Smallest and largest key of the elements a histogram counted: when they
+// are equal, that key is T and the remaining levels are skipped.
+struct TopkRange {
+    uint32_t lo = 0xFFFFFFFFu;
+    uint32_t hi = 0;
+    void add(uint32_t key) {
+        lo = key < lo ? key : lo;
+        hi = key > hi ? key : hi;
+    }
+};
+
+// State of the final pass: indices written so far, and how many keys equal
+// to T may still be taken.
+struct TopkEmit {
+    uint32_t* idx;
+    size_t count;
+    size_t k;
+    uint32_t t;
+    uint64_t eq_left;
+};
+
+template <class Arch>
+struct Select;  // vector scans below; Select<ScalarArch> is the scalar code
+
+template <>
+struct Select<ScalarArch> {
+    // ---- the per-element steps, over [i0, n) ----
+    // Histogram of the first digit over every key, and their range.
+    static void hist_all(const float* x, size_t i0, size_t n, uint32_t* sub, TopkRange& r) {
+        constexpr size_t St = TopkLayout::kStride;
+        size_t i = i0;
+        for (; i + 4 <= n; i += 4) {
+            unroll<4>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                const uint32_t key = topk_key(x[i + K]);
+                ++sub[K * St + (key >> 20)];
+                r.add(key);
+            });
+        }
+        for (; i < n; ++i) {
+            const uint32_t key = topk_key(x[i]);
+            ++sub[(i & 3) * St + (key >> 20)];
+            r.add(key);
+        }
+    }
+    // Histogram of a later digit over the keys that match, and their range.
+    // Few matches (sparse): a well-predicted branch; many: branch-free.
+    static void hist_sparse(const float* x, size_t i0, size_t n, const TopkFilter& f,
+                            uint32_t* sub, TopkRange& r) {
+        for (size_t i = i0; i < n; ++i) {
+            const uint32_t key = topk_key(x[i]);
+            if (f.match(key)) {
+                ++sub[(i & 3) * TopkLayout::kStride + ((key >> f.shift) & f.bmask)];
+                r.add(key);
+            }
+        }
+    }
+    static void hist1(const float* x, size_t i, const TopkFilter& f, uint32_t* sub,
+                      uint32_t& lo, uint32_t& hi) {
+        // Branch-free (a match is unpredictable here): mask = all ones iff it matches.
+        const uint32_t key = topk_key(x[i]);
+        const uint32_t mask = 0u - uint32_t(f.match(key));
+        const uint32_t junk = uint32_t(TopkLayout::kBins);
+        ++sub[(i & 3) * TopkLayout::kStride + (junk ^ ((((key >> f.shift) & f.bmask) ^ junk) & mask))];
+        const uint32_t klo = key | ~mask, khi = key & mask;
+        lo = klo < lo ? klo : lo;
+        hi = khi > hi ? khi : hi;
+    }
+    static void hist(const float* x, size_t i0, size_t n, const TopkFilter& f, uint32_t* sub,
+                     TopkRange& r) {
+        uint32_t lo[4] = {r.lo, r.lo, r.lo, r.lo}, hi[4] = {r.hi, r.hi, r.hi, r.hi};
+        size_t i = i0;
+        for (; i + 4 <= n; i += 4)
+            unroll<4>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                hist1(x, i + K, f, sub, lo[K], hi[K]);
+            });
+        for (; i < n; ++i) hist1(x, i, f, sub, lo[0], hi[0]);
+        for (size_t j = 0; j < 4; ++j) {
+            r.lo = lo[j] < r.lo ? lo[j] : r.lo;
+            r.hi = hi[j] > r.hi ? hi[j] : r.hi;
+        }
+    }
+    // Appends the keys that match to cand[c..); returns the new c.
+    static size_t compact(const float* x, size_t i0, size_t n, const TopkFilter& f,
+                          uint32_t* cand, size_t c) {
+        for (size_t i = i0; i < n; ++i) {
+            const uint32_t key = topk_key(x[i]);
+            cand[c] = key;  // cand has a slot of slack past the last match
+            c += f.match(key);
+        }
+        return c;
+    }
+    // One element of the final pass; true when the k-th index is written.
+    static bool emit1(const float* x, size_t i, TopkEmit& e) {
+        const uint32_t key = topk_key(x[i]);
+        if (key > e.t) {
+            e.idx[e.count++] = uint32_t(i);
+        } else if (key == e.t && e.eq_left != 0) {
+            e.idx[e.count++] = uint32_t(i);
+            --e.eq_left;
+        }
+        return e.count == e.k;
+    }
+    static void emit(const float* x, size_t i0, size_t n, TopkEmit& e) {
+        for (size_t i = i0; i < n; ++i)
+            if (emit1(x, i, e)) return;
+    }
+
+    // The passes over x the driver makes; the vector targets provide their own.
+    struct Scan {
+        static void hist_all(const float* x, size_t n, uint32_t* sub, TopkRange& r) {
+            Select::hist_all(x, 0, n, sub, r);
+        }
+        static void hist(const float* x, size_t n, const TopkFilter& f, bool sparse,
+                         uint32_t* sub, TopkRange& r) {
+            if (sparse)
+                Select::hist_sparse(x, 0, n, f, sub, r);
+            else
+                Select::hist(x, 0, n, f, sub, r);
+        }
+        static size_t compact(const float* x, size_t n, const TopkFilter& f, uint32_t* cand) {
+            return Select::compact(x, 0, n, f, cand, 0);
+        }
+        static void emit(const float* x, size_t n, TopkEmit& e) { Select::emit(x, 0, n, e); }
+    };
+
+    // ---- the driver ----
+    template <class Sc>
+    static void run(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch) {
+        if (k == 0) return;
+        if (k == n) {
+            for (size_t i = 0; i < n; ++i) idx[i] = uint32_t(i);
+            return;
+        }
+        constexpr size_t S = TopkLayout::kStride;
+        unsigned char* base = static_cast<unsigned char*>(scratch);
+        uint32_t* sub = reinterpret_cast<uint32_t*>(base);
+        uint32_t* cand = reinterpret_cast<uint32_t*>(base + TopkLayout::kCandOffset);
+
+        uint64_t rem = k;     // rank of the wanted key among those with the prefix
+        uint64_t group = n;   // how many keys have the prefix
+        TopkFilter f{0, 0, 0, 0};
+        bool compacted = false;
+        size_t ncand = 0;
+        for (int level = 0; level < 3; ++level) {
+            f.shift = kTopkShift[level];
+            f.bmask = (1u << kTopkWidth[level]) - 1;
+            // Histogram of this digit over the keys with the prefix (f.pmask
+            // covers the digits found so far), and their smallest and largest.
+            TopkRange r;
+            size_t nsub = TopkLayout::kSubs;
+            if (compacted) {
+                nsub = 1;
+                std::memset(sub, 0, S * sizeof *sub);
+                for (size_t j = 0; j < ncand; ++j) {
+                    ++sub[(cand[j] >> f.shift) & f.bmask];
+                    r.add(cand[j]);
+                }
+            } else {
+                std::memset(sub, 0, TopkLayout::kSubs * S * sizeof *sub);
+                if (level == 0)
+                    Sc::hist_all(x, n, sub, r);
+                else
+                    Sc::hist(x, n, f, group * 8 < n, sub, r);
+            }
+            if (r.lo == r.hi) {  // one key left (all equal, few distinct values)
+                f.prefix = r.lo;
+                break;
+            }
+            // The bin holding the rem-th largest, from the top, and its count.
+            uint32_t b = f.bmask;
+            uint64_t count = 0;
+            for (;; --b) {
+                count = 0;
+                for (size_t s = 0; s < nsub; ++s) count += sub[s * S + b];
+                if (count >= rem || b == 0) break;
+                rem -= count;
+            }
+            group = count;
+            f.prefix |= b << f.shift;
+            f.pmask |= f.bmask << f.shift;
+            if (level == 2) break;
+            // Narrow the candidates to the bin, or copy its keys out of x
+            // once they fit.
+            if (compacted) {
+                size_t c = 0;
+                for (size_t j = 0; j < ncand; ++j) {
+                    const uint32_t key = cand[j];
+                    cand[c] = key;
+                    c += f.match(key);
+                }
+                ncand = c;
+            } else if (count <= TopkLayout::kCandidates) {
+                ncand = Sc::compact(x, n, f, cand);
+                compacted = true;
+            }
+        }
+        // f.prefix is now the k-th largest key T; rem of the keys equal to T are taken.
+        TopkEmit e{idx, 0, k, f.prefix, rem};
+        Sc::emit(x, n, e);
+    }
+
+    static void topk_select(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch) {
+        run<Scan>(x, n, k, idx, scratch);
+    }
+};
+
+#if defined(GW_KERN_XSIMD)
+template <class Arch>
+struct Select : VecBase<Arch> {
+    using B = VecBase<Arch>;
+    using S = Select<ScalarArch>;
+    using typename B::BI;
+    using typename B::I;
+    using typename B::O;
+    using B::loadf;
+    using B::W;
+
+    static I c32(uint32_t v) { return I(static_cast<int32_t>(v)); }
+    static I key_of(const float* p) {
+        return xsimd::bitwise_cast<I>(loadf(p)) & I(0x7FFFFFFF);
+    }
+
+    // Folds the lanes of a running min / max of keys into r. A lane that saw
+    // no key holds the start values 2^31 - 1 (min) and -1 or 0 (max); those
+    // are skipped or harmless (a finite float's key is below 2^31 - 2^23).
+    static void add_range(const I& lo, const I& hi, TopkRange& r) {
+        alignas(64) int32_t l[W], h[W];
+        lo.store_aligned(l);
+        hi.store_aligned(h);
+        for (size_t j = 0; j < W; ++j) {
+            if (l[j] != 0x7FFFFFFF && uint32_t(l[j]) < r.lo) r.lo = uint32_t(l[j]);
+            if (h[j] != -1 && uint32_t(h[j]) > r.hi) r.hi = uint32_t(h[j]);
+        }
+    }
+
+    // Calls hit(i), in increasing i, for every i < n whose key's lane is set
+    // in pred(keys), 4 vectors at a time; a block with no lane set costs 4
+    // compares. Stops when hit returns true (sets `stop`). Returns where the
+    // scalar tail starts.
+    template <class Pred, class Hit>
+    static size_t scan(const float* x, size_t n, Pred&& pred, Hit&& hit, bool& stop) {
+        size_t i = 0;
+        for (; i + 4 * W <= n; i += 4 * W) {
+            uint64_t m = 0;
+            unroll<4>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                m |= uint64_t(O::movemask_i(pred(key_of(x + i + K * W)))) << (K * W);
+            });
+            while (m != 0) {
+                const size_t j = i + size_t(__builtin_ctzll(m));
+                m &= m - 1;
+                if (hit(j)) {
+                    stop = true;
+                    return i;
+                }
+            }
+        }
+        return i;
+    }
+
+    struct Scan {
+        static void hist_all(const float* x, size_t n, uint32_t* sub, TopkRange& r) {
+            constexpr size_t St = TopkLayout::kStride;
+            I lo(0x7FFFFFFF), hi(0);  // keys are < 2^31: signed compares order them
+            alignas(64) int32_t bins[4 * W];
+            size_t i = 0;
+            for (; i + 4 * W <= n; i += 4 * W) {
+                unroll<4>([&](auto kk) {
+                    constexpr size_t K = decltype(kk)::value;
+                    const I key = key_of(x + i + K * W);
+                    (key >> 20).store_aligned(bins + K * W);
+                    lo = O::blend(key < lo, key, lo);
+                    hi = O::blend(key > hi, key, hi);
+                });
+                for (size_t j = 0; j < 4 * W; j += 4) {
+                    ++sub[bins[j]];
+                    ++sub[St + bins[j + 1]];
+                    ++sub[2 * St + bins[j + 2]];
+                    ++sub[3 * St + bins[j + 3]];
+                }
+            }
+            add_range(lo, hi, r);
+            S::hist_all(x, i, n, sub, r);
+        }
+        // Few matches (sparse): skip the blocks without one, count the
+        // matches one by one. Many: bins of 4 vectors computed at once (the
+        // junk bin for keys that do not match), then counted; the key range
+        // kept in vector registers.
+        static void hist(const float* x, size_t n, const TopkFilter& f, bool sparse,
+                         uint32_t* sub, TopkRange& r) {
+            constexpr size_t St = TopkLayout::kStride;
+            if (sparse) {
+                const I pm = c32(f.pmask), pre = c32(f.prefix);
+                bool stop = false;
+                const size_t i = scan(
+                    x, n, [&](const I& key) { return (key & pm) == pre; },
+                    [&](size_t j) {
+                        const uint32_t key = topk_key(x[j]);
+                        ++sub[(j & 3) * St + ((key >> f.shift) & f.bmask)];
+                        r.add(key);
+                        return false;
+                    },
+                    stop);
+                S::hist_sparse(x, i, n, f, sub, r);
+                return;
+            }
+            const I pm = c32(f.pmask), pre = c32(f.prefix), bm = c32(f.bmask);
+            const I junk = c32(TopkLayout::kBins), big = c32(0x7FFFFFFFu), none(-1);
+            const int32_t shift = static_cast<int32_t>(f.shift);
+            I lo = big, hi = none;  // keys are < 2^31: signed compares order them
+            alignas(64) int32_t bins[4 * W];
+            size_t i = 0;
+            for (; i + 4 * W <= n; i += 4 * W) {
+                unroll<4>([&](auto kk) {
+                    constexpr size_t K = decltype(kk)::value;
+                    const I key = key_of(x + i + K * W);
+                    const BI m = (key & pm) == pre;
+                    O::blend(m, (key >> shift) & bm, junk).store_aligned(bins + K * W);
+                    const I klo = O::blend(m, key, big), khi = O::blend(m, key, none);
+                    lo = O::blend(klo < lo, klo, lo);
+                    hi = O::blend(khi > hi, khi, hi);
+                });
+                for (size_t j = 0; j < 4 * W; j += 4) {
+                    ++sub[bins[j]];
+                    ++sub[St + bins[j + 1]];
+                    ++sub[2 * St + bins[j + 2]];
+                    ++sub[3 * St + bins[j + 3]];
+                }
+            }
+            add_range(lo, hi, r);
+            S::hist(x, i, n, f, sub, r);
+        }
+        static size_t compact(const float* x, size_t n, const TopkFilter& f, uint32_t* cand) {
+            const I pm = c32(f.pmask), pre = c32(f.prefix);
+            size_t c = 0;
+            bool stop = false;
+            const size_t i = scan(
+                x, n, [&](const I& key) { return (key & pm) == pre; },
+                [&](size_t j) {
+                    cand[c++] = topk_key(x[j]);
+                    return false;
+                },
+                stop);
+            return S::compact(x, i, n, f, cand, c);
+        }
+        static void emit(const float* x, size_t n, TopkEmit& e) {
+            const I below(static_cast<int32_t>(e.t) - 1);  // key >= T; T - 1 >= -1
+            bool stop = false;
+            const size_t i = scan(
+                x, n, [&](const I& key) { return key > below; },
+                [&](size_t j) { return S::emit1(x, j, e); }, stop);
+            if (!stop) S::emit(x, i, n, e);
+        }
+    };
+
+    static void topk_select(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch) {
+        S::template run<Scan>(x, n, k, idx, scratch);
+    }
+};
+#endif  // GW_KERN_XSIMD
+
+template <class Arch>
+constexpr void select_entries(Table& t) {
+    t.topk_select = &Select<Arch>::topk_select;
+}
+
+}  // namespace
+}  // namespace gw::kern

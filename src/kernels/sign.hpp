@@ -1,0 +1,197 @@
+// Family "sign": sign_pack, sign_pack_residual, sign_unpack, sign_accumulate
+// (bit (i & 7) of byte (i >> 3) is 1 iff x[i] < 0). Scalar code, vector body
+// (movemask / expand from Ops<A>), table entries.
+#pragma once
+
+#include "kernels/common.hpp"
+
+namespace gw::kern {
+namespace {
+
+template <class Arch>
+struct Sign;  // vector body below; Sign<ScalarArch> is the scalar code
+
+template <>
+struct Sign<ScalarArch> {
+    // i0 must be a multiple of 8. Writes bytes i0/8 .. ceil(n/8)-1.
+    static void sign_pack_range(const float* x, size_t i0, size_t n, uint8_t* bits) {
+        for (size_t i = i0; i < n; i += 8) {
+            const size_t k_end = (n - i < 8) ? n - i : 8;
+            unsigned b = 0;
+            for (size_t k = 0; k < k_end; ++k) b |= unsigned(x[i + k] < 0.0f) << k;
+            bits[i >> 3] = uint8_t(b);
+        }
+    }
+    static void sign_pack(const float* x, size_t n, uint8_t* bits) {
+        sign_pack_range(x, 0, n, bits);
+    }
+
+    static void sign_pack_residual_range(const float* x, size_t i0, size_t n, float s,
+                                         uint8_t* bits, float* e) {
+        const float neg = -s;
+        for (size_t i = i0; i < n; i += 8) {
+            const size_t k_end = (n - i < 8) ? n - i : 8;
+            unsigned b = 0;
+            for (size_t k = 0; k < k_end; ++k) {
+                const float xi = x[i + k];
+                const bool lt = xi < 0.0f;
+                b |= unsigned(lt) << k;
+                e[i + k] = xi - (lt ? neg : s);
+            }
+            bits[i >> 3] = uint8_t(b);
+        }
+    }
+    static void sign_pack_residual(const float* x, size_t n, float s, uint8_t* bits, float* e) {
+        sign_pack_residual_range(x, 0, n, s, bits, e);
+    }
+
+    static void sign_unpack_range(const uint8_t* bits, size_t i0, size_t n, float s, float* out) {
+        const float neg = -s;
+        size_t i = i0;
+        for (; i < n && (i & 7) != 0; ++i) out[i] = ((bits[i >> 3] >> (i & 7)) & 1u) ? neg : s;
+        const uint32_t sb = bits_of(s);  // -s is s with the sign bit flipped
+        for (; i + 8 <= n; i += 8) {        // a byte at a time (vectorizable)
+            const uint32_t b = bits[i >> 3];
+            for (unsigned k = 0; k < 8; ++k) out[i + k] = float_of(sb ^ (((b >> k) & 1u) << 31));
+        }
+        for (; i < n; ++i) out[i] = ((bits[i >> 3] >> (i & 7)) & 1u) ? neg : s;
+    }
+    static void sign_unpack(const uint8_t* bits, size_t n, float s, float* out) {
+        sign_unpack_range(bits, 0, n, s, out);
+    }
+
+    static void sign_accumulate_range(const uint8_t* bits, size_t i0, size_t n, float v,
+                                      float* acc) {
+        const float neg = -v;
+        size_t i = i0;
+        for (; i < n && (i & 7) != 0; ++i)
+            acc[i] = acc[i] + (((bits[i >> 3] >> (i & 7)) & 1u) ? neg : v);
+        const uint32_t vb = bits_of(v);
+        for (; i + 8 <= n; i += 8) {
+            const uint32_t b = bits[i >> 3];
+            for (unsigned k = 0; k < 8; ++k)
+                acc[i + k] = acc[i + k] + float_of(vb ^ (((b >> k) & 1u) << 31));
+        }
+        for (; i < n; ++i) acc[i] = acc[i] + (((bits[i >> 3] >> (i & 7)) & 1u) ? neg : v);
+    }
+    static void sign_accumulate(const uint8_t* bits, size_t n, float v, float* acc) {
+        sign_accumulate_range(bits, 0, n, v, acc);
+    }
+};
+
+#if defined(GW_KERN_XSIMD)
+template <class Arch>
+struct Sign : VecBase<Arch> {
+    using B = VecBase<Arch>;
+    using S = Sign<ScalarArch>;
+    using typename B::BF;
+    using typename B::F;
+    using typename B::O;
+    using B::loadf;
+    using B::W;
+
+    // Groups of G elements (G/8 whole bytes) after the 64-element main loop.
+    static constexpr size_t G = W < 8 ? 8 : W;
+
+    static void sign_pack(const float* x, size_t n, uint8_t* bits) {
+        const F zero(0.0f);
+        size_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            uint64_t word = 0;
+            unroll<64 / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                word |= uint64_t(O::movemask(loadf(x + i + K * W) < zero)) << (K * W);
+            });
+            std::memcpy(bits + i / 8, &word, 8);  // x86: little-endian
+        }
+        for (; i + G <= n; i += G) {
+            uint32_t word = 0;
+            unroll<G / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                word |= O::movemask(loadf(x + i + K * W) < zero) << (K * W);
+            });
+            std::memcpy(bits + i / 8, &word, G / 8);
+        }
+        S::sign_pack_range(x, i, n, bits);
+    }
+
+    static void sign_pack_residual(const float* x, size_t n, float s, uint8_t* bits, float* e) {
+        const F zero(0.0f), pos(s), neg(-s);
+        auto step = [&](size_t j) -> uint32_t {  // e may alias x: load, then store
+            const F v = loadf(x + j);
+            const BF lt = v < zero;
+            (v - xsimd::select(lt, neg, pos)).store_unaligned(e + j);
+            return O::movemask(lt);
+        };
+        size_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            uint64_t word = 0;
+            unroll<64 / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                word |= uint64_t(step(i + K * W)) << (K * W);
+            });
+            std::memcpy(bits + i / 8, &word, 8);
+        }
+        for (; i + G <= n; i += G) {
+            uint32_t word = 0;
+            unroll<G / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                word |= step(i + K * W) << (K * W);
+            });
+            std::memcpy(bits + i / 8, &word, G / 8);
+        }
+        S::sign_pack_residual_range(x, i, n, s, bits, e);
+    }
+
+    // out/acc from sign bits; reads only bytes [0, ceil(n/8)).
+    template <class Store>
+    static size_t unpack_loop(const uint8_t* bits, size_t n, Store&& store) {
+        size_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            uint64_t word;
+            std::memcpy(&word, bits + i / 8, 8);
+            unroll<64 / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                store(i + K * W, O::expand(uint32_t(word >> (K * W))));
+            });
+        }
+        for (; i + G <= n; i += G) {
+            uint32_t word = 0;
+            std::memcpy(&word, bits + i / 8, G / 8);
+            unroll<G / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                store(i + K * W, O::expand(word >> (K * W)));
+            });
+        }
+        return i;
+    }
+
+    static void sign_unpack(const uint8_t* bits, size_t n, float s, float* out) {
+        const F pos(s), neg(-s);
+        const size_t i = unpack_loop(bits, n, [&](size_t j, const BF& m) {
+            xsimd::select(m, neg, pos).store_unaligned(out + j);
+        });
+        S::sign_unpack_range(bits, i, n, s, out);
+    }
+
+    static void sign_accumulate(const uint8_t* bits, size_t n, float v, float* acc) {
+        const F pos(v), neg(-v);
+        const size_t i = unpack_loop(bits, n, [&](size_t j, const BF& m) {
+            (loadf(acc + j) + xsimd::select(m, neg, pos)).store_unaligned(acc + j);
+        });
+        S::sign_accumulate_range(bits, i, n, v, acc);
+    }
+};
+#endif  // GW_KERN_XSIMD
+
+template <class Arch>
+constexpr void sign_entries(Table& t) {
+    using K = Sign<Arch>;
+    t.sign_pack = &K::sign_pack;
+    t.sign_pack_residual = &K::sign_pack_residual;
+    t.sign_unpack = &K::sign_unpack;
+    t.sign_accumulate = &K::sign_accumulate;
+}
+
+}  // namespace
+}  // namespace gw::kern

@@ -1,0 +1,166 @@
+// Dispatch rules of src/kernels/dispatch.cpp (table_for, set_target, the
+// GW_SIMD environment variable, concurrent first use), and that every
+// target's table is complete.
+#include <atomic>
+#include <cstdlib>
+#include <thread>
+
+#include "fixture.hpp"
+#include "kernels/tables.hpp"
+
+namespace gw::ktest {
+namespace {
+
+TEST_P(KernelTest, TableIsComplete) {
+    EXPECT_EQ(t_->target, GetParam());
+    const Table& t = *t_;
+    EXPECT_TRUE(t.sum_abs && t.sum_sq && t.all_finite && t.ef_combine && t.momentum_update &&
+                t.sign_pack && t.sign_pack_residual && t.sign_unpack && t.sign_accumulate &&
+                t.axpy && t.f32_to_f16 && t.f16_to_f32 && t.f16_accumulate && t.f16_all_finite &&
+                t.f32_to_bf16 && t.bf16_to_f32 && t.bf16_accumulate && t.bf16_all_finite &&
+                t.crc32c && t.topk_select);
+}
+
+// ---------------------------------------------------------------------------
+// Dispatch
+// ---------------------------------------------------------------------------
+TEST(KernelDispatch, TargetNames) {
+    EXPECT_STREQ(gw::kern::target_name(GW_SIMD_AUTO), "auto");
+    EXPECT_STREQ(gw::kern::target_name(GW_SIMD_SCALAR), "scalar");
+    EXPECT_STREQ(gw::kern::target_name(GW_SIMD_SSE2), "sse2");
+    EXPECT_STREQ(gw::kern::target_name(GW_SIMD_SSE4_2), "sse4.2");
+    EXPECT_STREQ(gw::kern::target_name(GW_SIMD_AVX2), "avx2");
+    EXPECT_STREQ(gw::kern::target_name(GW_SIMD_AVX512), "avx512");
+    EXPECT_STREQ(gw::kern::target_name(static_cast<gw_simd_target>(6)), "unknown");
+    EXPECT_STREQ(gw::kern::target_name(static_cast<gw_simd_target>(7)), "unknown");
+}
+
+gw_simd_target best_supported() {
+    gw_simd_target best = GW_SIMD_SCALAR;
+    for (gw_simd_target t : kTargets)
+        if (gw::kern::table_for(t) != nullptr) best = t;  // kTargets is in increasing order
+    return best;
+}
+
+TEST(KernelDispatch, TableFor) {
+    std::string supported;
+    for (gw_simd_target t : kTargets) {
+        const Table* tb = gw::kern::table_for(t);
+        if (tb != nullptr) {
+            EXPECT_EQ(tb->target, t);
+            supported += std::string(" ") + gw::kern::target_name(t);
+        }
+    }
+    std::printf("[ kernels  ] supported on this machine:%s\n", supported.c_str());
+    ASSERT_NE(gw::kern::table_for(GW_SIMD_SCALAR), nullptr);
+    ASSERT_NE(gw::kern::table_for(GW_SIMD_AUTO), nullptr);
+    EXPECT_EQ(gw::kern::table_for(GW_SIMD_AUTO)->target, best_supported());
+    EXPECT_EQ(gw::kern::table_for(GW_SIMD_AUTO), gw::kern::table_for(best_supported()));
+    EXPECT_EQ(gw::kern::table_for(static_cast<gw_simd_target>(6)), nullptr);
+    EXPECT_EQ(gw::kern::table_for(static_cast<gw_simd_target>(7)), nullptr);
+#if defined(__x86_64__)
+    EXPECT_NE(gw::kern::table_for(GW_SIMD_SSE2), nullptr);  // part of x86-64
+#endif
+    // The tables dispatch returns are the ones the arch files define.
+    EXPECT_EQ(gw::kern::table_for(GW_SIMD_SCALAR), &gw::kern::table_scalar);
+    if (const Table* t = gw::kern::table_for(GW_SIMD_AVX2)) {
+        EXPECT_EQ(t, &gw::kern::table_avx2);
+    }
+}
+
+TEST(KernelDispatch, SetTarget) {
+    for (gw_simd_target t : kTargets) {
+        SCOPED_TRACE(gw::kern::target_name(t));
+        const Table* tb = gw::kern::table_for(t);
+        if (tb == nullptr) {
+            const gw_simd_target before = gw::kern::active_target();
+            EXPECT_EQ(gw::kern::set_target(t), GW_ERR_UNSUPPORTED);
+            EXPECT_EQ(gw::kern::active_target(), before);
+            continue;
+        }
+        ASSERT_EQ(gw::kern::set_target(t), GW_OK);
+        EXPECT_EQ(gw::kern::active_target(), t);
+        EXPECT_EQ(&gw::kern::active(), tb);
+        EXPECT_EQ(gw::kern::active().crc32c(0, "123456789", 9), 0xE3069283u);
+    }
+    // Out-of-range values are not a target this build has.
+    ASSERT_EQ(gw::kern::set_target(GW_SIMD_SCALAR), GW_OK);
+    EXPECT_EQ(gw::kern::set_target(static_cast<gw_simd_target>(6)), GW_ERR_UNSUPPORTED);
+    EXPECT_EQ(gw::kern::set_target(static_cast<gw_simd_target>(7)), GW_ERR_UNSUPPORTED);
+    EXPECT_EQ(gw::kern::active_target(), GW_SIMD_SCALAR);
+    // AUTO picks the best and reports it by its real name.
+    ASSERT_EQ(gw::kern::set_target(GW_SIMD_AUTO), GW_OK);
+    EXPECT_EQ(gw::kern::active_target(), best_supported());
+    EXPECT_EQ(&gw::kern::active(), gw::kern::table_for(GW_SIMD_AUTO));
+}
+
+// The lazy choice from GW_SIMD happens once per process, so each case runs in
+// a fresh process: "threadsafe" death tests re-execute the test binary.
+TEST(KernelDispatchDeathTest, EnvironmentVariable) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    const gw_simd_target best = best_supported();
+    auto supported_or_best = [&](gw_simd_target t) {
+        return gw::kern::table_for(t) != nullptr ? t : best;
+    };
+    struct EnvCase {
+        const char* value;  // nullptr: unset
+        gw_simd_target want;
+    };
+    const EnvCase env_cases[] = {
+        {nullptr, best},
+        {"auto", best},
+        {"scalar", GW_SIMD_SCALAR},
+        {"sse2", supported_or_best(GW_SIMD_SSE2)},
+        {"sse4.2", supported_or_best(GW_SIMD_SSE4_2)},
+        {"avx2", supported_or_best(GW_SIMD_AVX2)},
+        {"avx512", supported_or_best(GW_SIMD_AVX512)},
+        {"SCALAR", GW_SIMD_SCALAR},
+        {"bogus", best},
+        {"", best},
+        {"avx5120", best},
+    };
+    for (const EnvCase& c : env_cases) {
+        if (c.value != nullptr)
+            setenv("GW_SIMD", c.value, 1);
+        else
+            unsetenv("GW_SIMD");
+        EXPECT_EXIT(std::_Exit(gw::kern::active_target() == c.want ? 0 : 1),
+                    ::testing::ExitedWithCode(0), "")
+            << "GW_SIMD=" << (c.value ? c.value : "(unset)") << " should select "
+            << gw::kern::target_name(c.want);
+    }
+    // set_target overrides the environment, and sticks.
+    setenv("GW_SIMD", "avx2", 1);
+    EXPECT_EXIT(std::_Exit((gw::kern::set_target(GW_SIMD_SCALAR) == GW_OK &&
+                            gw::kern::active_target() == GW_SIMD_SCALAR)
+                               ? 0
+                               : 1),
+                ::testing::ExitedWithCode(0), "");
+    unsetenv("GW_SIMD");
+}
+
+TEST(KernelDispatchDeathTest, ConcurrentFirstUse) {
+    GTEST_FLAG_SET(death_test_style, "threadsafe");
+    unsetenv("GW_SIMD");
+    EXPECT_EXIT(
+        {
+            std::atomic<bool> go{false};
+            const Table* seen[8] = {};
+            std::vector<std::thread> threads;
+            for (int i = 0; i < 8; ++i)
+                threads.emplace_back([&, i] {
+                    while (!go.load()) {
+                    }
+                    seen[i] = &gw::kern::active();
+                });
+            go.store(true);
+            for (auto& th : threads) th.join();
+            bool ok = true;
+            for (const Table* s : seen) ok = ok && s == gw::kern::table_for(GW_SIMD_AUTO);
+            std::_Exit(ok ? 0 : 1);
+        },
+        ::testing::ExitedWithCode(0), "");
+}
+
+}  // namespace
+}  // namespace gw::ktest

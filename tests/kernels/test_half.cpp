@@ -1,0 +1,272 @@
+// Kernel family "half" (src/kernels/half.hpp) on every SIMD target, bit for
+// bit against ref_half.hpp: fp16 and bfloat16 encode, decode, accumulate,
+// all_finite.
+#include "fixture.hpp"
+#include "ref_half.hpp"
+
+namespace gw::ktest {
+namespace {
+
+// ---- fp16 / bf16 ----
+enum class Half { F16, Bf16 };
+
+// Half payload (little-endian u16) made from a float input with the reference.
+std::vector<uint8_t> f16_payload(const std::vector<float>& x) {
+    std::vector<uint8_t> p(2 * x.size() + 1);
+    ref::f32_to_f16(x.data(), p.data(), x.size());
+    p.resize(2 * x.size());
+    return p;
+}
+std::vector<uint8_t> bf16_payload(const std::vector<float>& x) {
+    std::vector<uint8_t> p(2 * x.size() + 1);
+    ref::f32_to_bf16(x.data(), p.data(), x.size());
+    p.resize(2 * x.size());
+    return p;
+}
+
+void check_encode(const Table& t, Half kind, const std::vector<float>& x, size_t fmis,
+                  size_t bmis) {
+    const size_t n = x.size();
+    Exact in(x.data(), 4 * n, 4 * fmis);
+    Guarded out(2 * n, bmis);
+    std::vector<uint8_t> want(2 * n + 1);
+    if (kind == Half::F16) {
+        t.f32_to_f16(in.f(), out.data(), n);
+        ref::f32_to_f16(x.data(), want.data(), n);
+    } else {
+        t.f32_to_bf16(in.f(), out.data(), n);
+        ref::f32_to_bf16(x.data(), want.data(), n);
+    }
+    ::testing::AssertionResult same = same_bytes(out.data(), want.data(), 2 * n);
+    if (!same) {  // name the input element
+        for (size_t i = 0; i < n; ++i)
+            if (std::memcmp(out.data() + 2 * i, want.data() + 2 * i, 2) != 0) {
+                ADD_FAILURE() << "element " << i << ": input " << std::hexfloat << x[i] << " (0x"
+                              << std::hex << fbits(x[i]) << ") encodes to 0x"
+                              << (out.data()[2 * i] | (out.data()[2 * i + 1] << 8)) << ", want 0x"
+                              << (want[2 * i] | (want[2 * i + 1] << 8));
+                break;
+            }
+    }
+    EXPECT_TRUE(same);
+    EXPECT_TRUE(out.guards_intact());
+}
+
+TEST_P(KernelTest, F32ToF16) {
+    for_each_case([&](const Case& c) { check_encode(*t_, Half::F16, input(c.dist, c.n, 0), c.fmis, c.bmis); });
+}
+
+TEST_P(KernelTest, F32ToBf16) {
+    for_each_case([&](const Case& c) { check_encode(*t_, Half::Bf16, input(c.dist, c.n, 0), c.fmis, c.bmis); });
+}
+
+// Every finite value of the format, the midpoints to the next value (ties),
+// one float ulp either side of each midpoint, both signs.
+std::vector<float> rounding_edges(Half kind) {
+    std::vector<float> v;
+    const uint16_t top = kind == Half::F16 ? 0x7BFF : 0x7F7F;
+    auto value = [&](uint32_t h) -> double {
+        if (h > top)  // one step beyond the largest finite value
+            return kind == Half::F16 ? 65536.0 : std::ldexp(1.0, 128);
+        return kind == Half::F16 ? ref::f16_to_f32(uint16_t(h)) : ref::bf16_to_f32(uint16_t(h));
+    };
+    for (uint32_t h = 0; h <= top; ++h) {
+        const float lo = float(value(h));
+        const float mid = float((value(h) + value(h + 1)) / 2);
+        for (float f : {lo, mid, std::nextafter(mid, 0.0f), std::nextafter(mid, FLT_MAX)}) {
+            v.push_back(f);
+            v.push_back(-f);
+        }
+    }
+    for (float f : {FLT_MAX, 1e38f, 1e20f, 1e10f, 70000.0f, 65536.0f, FLT_TRUE_MIN, FLT_MIN}) {
+        v.push_back(f);
+        v.push_back(-f);
+    }
+    return v;
+}
+
+TEST_P(KernelTest, F32ToF16RoundingEdges) {
+    static const std::vector<float> x = rounding_edges(Half::F16);
+    check_encode(*t_, Half::F16, x, 1, 3);
+    // Saturation, spelled out.
+    const float sat[] = {65504.0f, 65519.0f, 65520.0f, 1e10f, FLT_MAX, -65520.0f, -FLT_MAX};
+    uint16_t h[7];
+    t_->f32_to_f16(sat, h, 7);
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(h[i], 0x7BFF) << sat[i];
+    for (int i = 5; i < 7; ++i) EXPECT_EQ(h[i], 0xFBFF) << sat[i];
+}
+
+TEST_P(KernelTest, F32ToBf16RoundingEdges) {
+    static const std::vector<float> x = rounding_edges(Half::Bf16);
+    check_encode(*t_, Half::Bf16, x, 0, 1);
+    const float sat[] = {from_bits(0x7F7F8000), FLT_MAX, -FLT_MAX};
+    uint16_t h[3];
+    t_->f32_to_bf16(sat, h, 3);
+    EXPECT_EQ(h[0], 0x7F7F);
+    EXPECT_EQ(h[1], 0x7F7F);
+    EXPECT_EQ(h[2], 0xFF7F);
+}
+
+void check_decode(const Table& t, Half kind, const std::vector<uint8_t>& payload, size_t fmis,
+                  size_t bmis) {
+    const size_t n = payload.size() / 2;
+    Exact in(payload.data(), payload.size(), bmis);
+    Guarded out(4 * n, 4 * fmis);
+    std::vector<float> want(n + 1);
+    if (kind == Half::F16) {
+        t.f16_to_f32(in.data(), out.f(), n);
+        ref::f16_to_f32(payload.data(), want.data(), n);
+    } else {
+        t.bf16_to_f32(in.data(), out.f(), n);
+        ref::bf16_to_f32(payload.data(), want.data(), n);
+    }
+    EXPECT_TRUE(same_floats(out.f(), want.data(), n));
+    EXPECT_TRUE(out.guards_intact());
+}
+
+TEST_P(KernelTest, F16ToF32) {
+    for_each_case([&](const Case& c) { check_decode(*t_, Half::F16, f16_payload(input(c.dist, c.n, 0)), c.fmis, c.bmis); });
+}
+
+TEST_P(KernelTest, Bf16ToF32) {
+    for_each_case([&](const Case& c) { check_decode(*t_, Half::Bf16, bf16_payload(input(c.dist, c.n, 0)), c.fmis, c.bmis); });
+}
+
+// All 65536 bit patterns. Finite values and infinities must match the
+// reference; NaNs must stay NaN and be bit-identical to the scalar target.
+void check_decode_all_patterns(const Table& t, Half kind) {
+    std::vector<uint8_t> payload(2 * 65536);
+    for (uint32_t h = 0; h < 65536; ++h) {
+        payload[2 * h] = uint8_t(h);
+        payload[2 * h + 1] = uint8_t(h >> 8);
+    }
+    const Table& scalar = *gw::kern::table_for(GW_SIMD_SCALAR);
+    std::vector<float> got(65536), sc(65536);
+    auto run = [&](const Table& tb, float* out) {
+        if (kind == Half::F16)
+            tb.f16_to_f32(payload.data() + 0, out, 65536);
+        else
+            tb.bf16_to_f32(payload.data() + 0, out, 65536);
+    };
+    run(t, got.data());
+    run(scalar, sc.data());
+    for (uint32_t h = 0; h < 65536; ++h) {
+        const float want =
+            kind == Half::F16 ? ref::f16_to_f32(uint16_t(h)) : ref::bf16_to_f32(uint16_t(h));
+        if (std::isnan(want)) {
+            EXPECT_TRUE(std::isnan(got[h])) << "pattern 0x" << std::hex << h;
+            EXPECT_EQ(fbits(got[h]), fbits(sc[h])) << "pattern 0x" << std::hex << h;
+        } else {
+            EXPECT_EQ(fbits(got[h]), fbits(want)) << "pattern 0x" << std::hex << h;
+        }
+        if (::testing::Test::HasFailure()) return;
+    }
+}
+
+TEST_P(KernelTest, F16ToF32AllPatterns) { check_decode_all_patterns(*t_, Half::F16); }
+TEST_P(KernelTest, Bf16ToF32AllPatterns) { check_decode_all_patterns(*t_, Half::Bf16); }
+
+TEST_P(KernelTest, HalfRoundTrip) {
+    // Every finite half / bfloat16 decodes and re-encodes to itself.
+    for (Half kind : {Half::F16, Half::Bf16}) {
+        std::vector<uint16_t> h;
+        for (uint32_t v = 0; v < 65536; ++v) {
+            const bool special =
+                kind == Half::F16 ? ((v >> 10) & 0x1F) == 0x1F : ((v >> 7) & 0xFF) == 0xFF;
+            if (!special) h.push_back(uint16_t(v));
+        }
+        std::vector<float> f(h.size());
+        std::vector<uint16_t> back(h.size());
+        if (kind == Half::F16) {
+            t_->f16_to_f32(h.data(), f.data(), h.size());
+            t_->f32_to_f16(f.data(), back.data(), f.size());
+        } else {
+            t_->bf16_to_f32(h.data(), f.data(), h.size());
+            t_->f32_to_bf16(f.data(), back.data(), f.size());
+        }
+        EXPECT_TRUE(same_bytes(back.data(), h.data(), 2 * h.size()));
+    }
+}
+
+void check_half_accumulate(const Table& t, Half kind, const Case& c) {
+    const auto& x = input(c.dist, c.n, 0);
+    const std::vector<uint8_t> payload = kind == Half::F16 ? f16_payload(x) : bf16_payload(x);
+    const auto& acc0 = input(c.dist, c.n, 1);
+    Exact in(payload.data(), payload.size(), c.bmis);
+    for (float alpha : {1.0f, -0.25f, 0.3f}) {
+        Guarded acc(4 * c.n, 4 * c.fmis);
+        acc.fill_from(acc0.data());
+        std::vector<float> want(acc0);
+        if (kind == Half::F16) {
+            t.f16_accumulate(in.data(), alpha, acc.f(), c.n);
+            ref::f16_accumulate(payload.data(), alpha, want.data(), c.n);
+        } else {
+            t.bf16_accumulate(in.data(), alpha, acc.f(), c.n);
+            ref::bf16_accumulate(payload.data(), alpha, want.data(), c.n);
+        }
+        EXPECT_TRUE(same_floats(acc.f(), want.data(), c.n)) << "alpha=" << alpha;
+        EXPECT_TRUE(acc.guards_intact());
+    }
+}
+
+TEST_P(KernelTest, F16Accumulate) {
+    for_each_case([&](const Case& c) { check_half_accumulate(*t_, Half::F16, c); });
+}
+
+TEST_P(KernelTest, Bf16Accumulate) {
+    for_each_case([&](const Case& c) { check_half_accumulate(*t_, Half::Bf16, c); });
+}
+
+void check_half_all_finite(const Table& t, Half kind, const Case& c) {
+    const auto& x = input(c.dist, c.n, 0);
+    std::vector<uint8_t> payload = kind == Half::F16 ? f16_payload(x) : bf16_payload(x);
+    auto kernel = [&](const void* p) {
+        return kind == Half::F16 ? t.f16_all_finite(p, c.n) : t.bf16_all_finite(p, c.n);
+    };
+    auto reference = [&](const void* p) {
+        return kind == Half::F16 ? ref::f16_all_finite(p, c.n) : ref::bf16_all_finite(p, c.n);
+    };
+    {
+        Exact in(payload.data(), payload.size(), c.bmis);
+        EXPECT_TRUE(kernel(in.data()));
+        EXPECT_TRUE(reference(payload.data()));
+    }
+    if (c.fmis != 1 || (c.n == kBig && c.dist != kNormal)) return;  // plant once per (n, dist)
+    const uint16_t bad16[] = {0x7C00, 0xFC00, 0x7E00, 0x7C01, 0xFFFF, 0x7FFF};
+    const uint16_t badbf[] = {0x7F80, 0xFF80, 0x7FC0, 0x7F81, 0xFFFF, 0x7FFF};
+    const uint16_t near16[] = {0x7BFF, 0xFBFF, 0x3C00, 0x0400};  // finite, exponent almost all ones
+    const uint16_t nearbf[] = {0x7F7F, 0xFF7F, 0x3F80, 0x0080};
+    const uint16_t* bad = kind == Half::F16 ? bad16 : badbf;
+    const uint16_t* near = kind == Half::F16 ? near16 : nearbf;
+    size_t k = 0;
+    for (size_t p : plant_positions(c.n)) {
+        const uint8_t b0 = payload[2 * p], b1 = payload[2 * p + 1];
+        ref::put_u16(payload.data(), p, bad[k % 6]);
+        {
+            Exact in(payload.data(), payload.size(), c.bmis);
+            EXPECT_FALSE(kernel(in.data()))
+                << "bad value 0x" << std::hex << bad[k % 6] << " at " << std::dec << p;
+            EXPECT_FALSE(reference(payload.data()));
+        }
+        ref::put_u16(payload.data(), p, near[k % 4]);
+        {
+            Exact in(payload.data(), payload.size(), c.bmis);
+            EXPECT_TRUE(kernel(in.data()))
+                << "finite 0x" << std::hex << near[k % 4] << " at " << std::dec << p;
+        }
+        payload[2 * p] = b0;
+        payload[2 * p + 1] = b1;
+        ++k;
+    }
+}
+
+TEST_P(KernelTest, F16AllFinite) {
+    for_each_case([&](const Case& c) { check_half_all_finite(*t_, Half::F16, c); });
+}
+
+TEST_P(KernelTest, Bf16AllFinite) {
+    for_each_case([&](const Case& c) { check_half_all_finite(*t_, Half::Bf16, c); });
+}
+
+}  // namespace
+}  // namespace gw::ktest

@@ -1,0 +1,136 @@
+// Kernel family "sign" (src/kernels/sign.hpp) on every SIMD target, bit for
+// bit against ref_sign.hpp: sign_pack, sign_pack_residual, sign_unpack,
+// sign_accumulate.
+#include "fixture.hpp"
+#include "ref_sign.hpp"
+
+namespace gw::ktest {
+namespace {
+
+// ---- sign bits ----
+::testing::AssertionResult padding_clear(const uint8_t* bits, size_t n) {
+    if (n % 8 == 0) return ::testing::AssertionSuccess();
+    const unsigned last = bits[n / 8];
+    if ((last >> (n % 8)) == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "unused high bits of the last byte set: 0x" << std::hex
+                                         << last;
+}
+
+TEST_P(KernelTest, SignPack) {
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const auto& x = input(c.dist, c.n, 0);
+        const size_t nb = ref::sign_bytes(c.n);
+        Exact in(x.data(), 4 * c.n, 4 * c.fmis);
+        Guarded bits(nb, c.bmis);
+        std::vector<uint8_t> want(nb + 1);
+        t_->sign_pack(in.f(), c.n, bits.data());
+        ref::sign_pack(x.data(), c.n, want.data());
+        EXPECT_TRUE(same_bytes(bits.data(), want.data(), nb));
+        EXPECT_TRUE(padding_clear(bits.data(), c.n));
+        EXPECT_TRUE(bits.guards_intact());
+        if (HasFailure()) return;
+    }
+}
+
+TEST_P(KernelTest, SignOfZeroIsPlus) {
+    const float x[9] = {0.0f, -0.0f, FLT_TRUE_MIN, -FLT_TRUE_MIN, 1.0f, -1.0f, 0.0f, -0.0f, -0.0f};
+    uint8_t bits[2] = {0xFF, 0xFF};
+    t_->sign_pack(x, 9, bits);
+    EXPECT_EQ(bits[0], 0x28);  // only -denormal (bit 3) and -1 (bit 5)
+    EXPECT_EQ(bits[1], 0x00);
+}
+
+TEST_P(KernelTest, SignPackResidual) {
+    const float scales[] = {1.0f, 0.3125f, 1e-30f, 3.0e38f};
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const auto& x = input(c.dist, c.n, 0);
+        const size_t nb = ref::sign_bytes(c.n);
+        Exact in(x.data(), 4 * c.n, 4 * c.fmis);
+        std::vector<uint8_t> want_bits(nb + 1);
+        std::vector<float> want_e(c.n + 1);
+        for (float s : scales) {
+            SCOPED_TRACE("s=" + std::to_string(s));
+            ref::sign_pack_residual(x.data(), c.n, s, want_bits.data(), want_e.data());
+            {  // separate residual buffer
+                Guarded bits(nb, c.bmis), e(4 * c.n, 4 * c.fmis);
+                t_->sign_pack_residual(in.f(), c.n, s, bits.data(), e.f());
+                EXPECT_TRUE(same_bytes(bits.data(), want_bits.data(), nb));
+                EXPECT_TRUE(padding_clear(bits.data(), c.n));
+                EXPECT_TRUE(same_floats(e.f(), want_e.data(), c.n));
+                EXPECT_TRUE(bits.guards_intact());
+                EXPECT_TRUE(e.guards_intact());
+            }
+            {  // in place: e == x
+                Guarded bits(nb, c.bmis), xe(4 * c.n, 4 * c.fmis);
+                xe.fill_from(x.data());
+                t_->sign_pack_residual(xe.f(), c.n, s, bits.data(), xe.f());
+                EXPECT_TRUE(same_bytes(bits.data(), want_bits.data(), nb)) << "e == x";
+                EXPECT_TRUE(same_floats(xe.f(), want_e.data(), c.n)) << "e == x";
+                EXPECT_TRUE(bits.guards_intact());
+                EXPECT_TRUE(xe.guards_intact());
+            }
+        }
+        EXPECT_TRUE(in.same_as(x.data()));
+        if (HasFailure()) return;
+    }
+}
+
+// Sign bit payloads for a case: packed from the input (zeros -> all clear,
+// -0 -> all clear too) or random bytes, with junk in the unused high bits of
+// the last byte, which decoding must ignore.
+std::vector<uint8_t> bits_for(const Case& c) {
+    const size_t nb = ref::sign_bytes(c.n);
+    std::vector<uint8_t> b;
+    if (c.dist == kUniform || c.dist == kRandomBits || c.dist == kCauchy) {
+        b = random_bytes(nb, 77 + c.n * 31 + uint64_t(c.dist));
+    } else {
+        b.assign(nb + 1, 0);
+        ref::sign_pack(input(c.dist, c.n, 0).data(), c.n, b.data());
+        b.resize(nb);
+    }
+    if (c.n % 8 != 0) b[nb - 1] = uint8_t(b[nb - 1] | (0xFF << (c.n % 8)));
+    return b;
+}
+
+TEST_P(KernelTest, SignUnpack) {
+    const float scales[] = {1.0f, -0.75f, 0.0f, 2.5e-3f};
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const std::vector<uint8_t> b = bits_for(c);
+        Exact in(b.data(), b.size(), c.bmis);
+        std::vector<float> want(c.n + 1);
+        for (float s : scales) {
+            Guarded out(4 * c.n, 4 * c.fmis);
+            t_->sign_unpack(in.data(), c.n, s, out.f());
+            ref::sign_unpack(b.data(), c.n, s, want.data());
+            EXPECT_TRUE(same_floats(out.f(), want.data(), c.n)) << "s=" << s;
+            EXPECT_TRUE(out.guards_intact());
+        }
+        if (HasFailure()) return;
+    }
+}
+
+TEST_P(KernelTest, SignAccumulate) {
+    const float values[] = {1.0f, 0.5f, -3.0f, 1e-20f};
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const std::vector<uint8_t> b = bits_for(c);
+        const auto& acc0 = input(c.dist, c.n, 1);
+        Exact in(b.data(), b.size(), c.bmis);
+        for (float v : values) {
+            Guarded acc(4 * c.n, 4 * c.fmis);
+            acc.fill_from(acc0.data());
+            std::vector<float> want(acc0);
+            t_->sign_accumulate(in.data(), c.n, v, acc.f());
+            ref::sign_accumulate(b.data(), c.n, v, want.data());
+            EXPECT_TRUE(same_floats(acc.f(), want.data(), c.n)) << "v=" << v;
+            EXPECT_TRUE(acc.guards_intact());
+        }
+        if (HasFailure()) return;
+    }
+}
+
+}  // namespace
+}  // namespace gw::ktest
