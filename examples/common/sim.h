@@ -1,0 +1,117 @@
+/* sim.h: M simulated workers training the MLP on one machine, with the
+ * communication of each step left to a method.
+ *
+ * Every parameter tensor is cut into cfg->shards contiguous slices (weight
+ * matrices in whole rows, biases in elements; gw_shard_range); a slice is
+ * one `sim_slot`, the unit a method sends frames for. A step is three
+ * phases, each run on the thread pool:
+ *
+ *   push  (per worker)  the driver computes the worker's minibatch gradient
+ *                       into s->grad[i]; the method writes the worker's
+ *                       frames into SIM_PUSH(s, i, slot)
+ *   serve (per slot)    the method combines the M pushed frames of a slot
+ *                       and writes the frame it sends back to s->bcast[slot]
+ *   apply (per worker)  the method updates replica s->x[i] from the
+ *                       broadcast frames
+ *
+ * Bytes are counted from the frames written in the step: every pushed frame,
+ * plus every broadcast frame once per worker receiving it. A frame with
+ * size 0 was not sent. At the end the driver checks that all replicas are
+ * bit-identical.
+ */
+#ifndef EXAMPLES_SIM_H
+#define EXAMPLES_SIM_H
+
+#include <pthread.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "args.h"
+#include "gradwire.h"
+#include "idx.h"
+#include "mlp.h"
+#include "pool.h"
+
+typedef struct frame_buf {
+    unsigned char *data;
+    size_t cap, size;
+} frame_buf;
+/* Allocate cap bytes (a method calls it once per buffer it uses). */
+void frame_buf_alloc(frame_buf *fb, size_t cap);
+
+typedef struct sim_slot {
+    int tensor;      /* index into mlp_tensors */
+    int shard;
+    uint32_t id;     /* tensor id of the slot's frames: tagged GW_TAG(id, step) */
+    uint64_t offset; /* first element within the tensor */
+    uint64_t len;    /* elements, > 0 */
+    uint64_t start;  /* first element in the flat parameter vector */
+} sim_slot;
+
+/* The layout of cfg: *count non-empty slots (tensor-major), caller frees. */
+sim_slot *sim_layout(const config *cfg, int *count);
+
+typedef struct sim {
+    const config *cfg;
+    int M;            /* workers */
+    int nslots;
+    sim_slot *slot;
+    float **x;        /* [M] model replicas (MLP_NPARAM floats) */
+    float **grad;     /* [M] their last minibatch gradients */
+    frame_buf *push;  /* [M * nslots]: see SIM_PUSH */
+    frame_buf *bcast; /* [nslots] */
+    float lr;         /* learning rate of this step */
+    /* driver-private */
+    const dataset *train;
+    const int *batch_idx;
+    double *loss;
+    mlp_scratch *scratch;
+    pthread_mutex_t err_mu;
+    gw_status err;
+    char err_what[64];
+} sim;
+
+#define SIM_PUSH(s, worker, j) (&(s)->push[(size_t)(worker) * (size_t)(s)->nslots + (size_t)(j)])
+
+/* Record the first error of a step (thread-safe) and return st. */
+gw_status sim_error(sim *s, gw_status st, const char *what);
+/* In a method's push/serve/apply: return the error of a failing call. */
+#define SIM_TRY(s, call)                                                                     \
+    do {                                                                                     \
+        const gw_status st_ = (call);                                                        \
+        if (st_ != GW_OK)                                                                    \
+            return sim_error((s), st_, #call);                                               \
+    } while (0)
+
+/* A way of communicating the gradients. create() runs once per run, before
+ * the first step (errors there may exit via check()); push/serve/apply run on
+ * pool threads, one task per worker or slot. `spec`, `diag` are optional. */
+typedef struct method method;
+struct method {
+    const char *name;  /* command-line name */
+    const char *title; /* one line for the output */
+    void *(*create)(sim *s, const method *m);
+    gw_status (*push)(void *state, sim *s, int worker);
+    gw_status (*serve)(void *state, sim *s, int slot);
+    gw_status (*apply)(void *state, sim *s, int worker);
+    void (*destroy)(void *state, sim *s);
+    /* The codec of a slot, for methods sharing one implementation. */
+    gw_codec_spec *(*spec)(const sim *s, const sim_slot *slot);
+    /* A per-epoch diagnostic printed as "<diag_name> <value>". */
+    const char *diag_name;
+    double (*diag)(void *state, const sim *s);
+};
+
+typedef struct run_result {
+    int ran;
+    double test_acc, test_loss, train_loss, bytes_per_step, seconds;
+    int replicas_identical;
+} run_result;
+
+/* Train with method m: cfg->epochs epochs over train[0..train_n), test
+ * accuracy of worker 0's replica on test[0..test_n) after each epoch.
+ * ref_bytes (bytes per step of float32 frames) gives the printed ratio. */
+run_result sim_run(const config *cfg, const method *m, pool *p, const dataset *train,
+                   int train_n, const dataset *test, int test_n, double ref_bytes);
+
+#endif
