@@ -7,6 +7,9 @@
 //    own spec (gw_frame_spec) and tag gives the same bytes (format 2), or a
 //    format 2 frame that decodes to the same floats (format 1);
 //  - prefixes of a valid frame are reported as truncated.
+// Mutated frames rarely keep their CRC32C fields right, so each input is also
+// run with its checksums recomputed (fixed_checksums), which takes mutations
+// of lengths, parameters and payloads past the checksum checks.
 // The same bytes also drive every encoder (codecs from gw_codec_list(), so
 // new codecs are covered once registered): parameters within
 // gw_codec_param_bounds, f32/f16/bf16 input, a SIMD target; every frame an
@@ -173,6 +176,24 @@ void decode_paths(const uint8_t* data, size_t size) {
     if (info.count > 0) check_server(data, fsize, info, dec);
 }
 
+void store_crc(std::vector<uint8_t>& f, size_t covered) {
+    uint32_t crc = 0;
+    FUZZ_CHECK(gw_crc32c(f.data(), covered, &crc) == GW_OK);
+    for (int i = 0; i < 4; ++i) f[covered + i] = static_cast<uint8_t>(crc >> (8 * i));
+}
+
+// The input with its header CRC (format 2) and its trailer CRC (where the
+// header says the frame ends, if that is inside the input) recomputed.
+std::vector<uint8_t> fixed_checksums(const uint8_t* data, size_t size) {
+    std::vector<uint8_t> f(data, data + size);
+    if (size >= GW_FRAME_HEADER_SIZE && std::memcmp(data, "GWFR", 4) == 0 && data[4] == 2)
+        store_crc(f, 36);
+    size_t total = 0;
+    if (gw_frame_size(f.data(), f.size(), &total) == GW_OK && total >= 4 && total <= size)
+        store_crc(f, total - 4);
+    return f;
+}
+
 // ---------------------------------------------------------------------------
 // Encoders on fuzzed input.
 
@@ -296,6 +317,8 @@ void encode_paths(const uint8_t* data, size_t size) {
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     decode_paths(data, size);
+    const auto fixed = fixed_checksums(data, size);
+    if (size && std::memcmp(fixed.data(), data, size) != 0) decode_paths(fixed.data(), size);
     encode_paths(data, size);
     return 0;
 }
