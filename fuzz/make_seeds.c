@@ -1,63 +1,244 @@
-/* Writes the seed corpus of fuzz_state (fuzz/corpus/state): valid worker and
- * server checkpoints for the handle configurations the target creates.
- * Usage: make_seeds DIR  (run from scripts or by hand after format changes). */
+/* Writes the hand-made seeds of the fuzz corpora (run by hand after a format
+ * change; the fuzzer's own finds are merged next to them):
+ *   make_seeds frame DIR   format 2 frames of every codec in gw_codec_list():
+ *                          every parameter at its minimum, maximum and a small
+ *                          value, several lengths, nonzero tags, f16/bf16
+ *                          input, worker and server frames, and frames with
+ *                          the zstd flag for codecs that take GW_PARAM_ZSTD;
+ *   make_seeds state DIR   checkpoints of every handle configuration fuzz_state
+ *                          loads into (state_configs.h), fresh, mid-round and
+ *                          after steps.
+ * File names are stable, so rerunning overwrites instead of adding. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "fuzz_check.h"
 #include "gradwire.h"
+#include "state_configs.h"
 
-static int write_file(const char *dir, const char *name, const void *data, size_t size) {
-    char path[512];
+#define MAX_N 4096
+
+static unsigned char frame[1 << 16];
+static unsigned char blob[1 << 12];
+static float xs[MAX_N];
+static int failed;
+
+static void write_file(const char *dir, const char *name, const void *data, size_t size) {
+    char path[1024];
     FILE *f;
     snprintf(path, sizeof path, "%s/%s", dir, name);
     f = fopen(path, "wb");
-    if (!f) return 1;
-    fwrite(data, 1, size, f);
-    return fclose(f) != 0;
+    if (!f || fwrite(data, 1, size, f) != size) failed = 1;
+    if (f && fclose(f) != 0) failed = 1;
+}
+
+/* Deterministic inputs: mixed signs and magnitudes, zeros, -0, one large. */
+static void fill(float *x, size_t n, unsigned salt) {
+    size_t i;
+    for (i = 0; i < n; ++i) x[i] = (float)((int)((i * 37 + salt) % 19) - 9) * 0.375f;
+    if (n > 3) x[3] = -0.0f;
+    if (n > 5) x[5] = 70000.0f;
+}
+
+/* Sparse input (few nonzeros, small gaps): what the zstd stage squeezes. */
+static void fill_sparse(float *x, size_t n) {
+    size_t i;
+    for (i = 0; i < n; ++i) x[i] = i % 7 == 0 ? (float)(i % 13) + 0.5f : 0.0f;
+}
+
+/* Encode x[0..n) (as f32, or converted to dtype first) and write the frame. */
+static void frame_seed(const char *dir, const gw_codec_spec *spec, const char *variant,
+                       const float *x, size_t n, gw_dtype dtype, uint64_t tag, int want_zstd) {
+    static unsigned short half[MAX_N];
+    gw_encode_ctx ctx = GW_ENCODE_CTX_INIT;
+    gw_frame_info info = GW_FRAME_INFO_INIT;
+    gw_codec_id codec;
+    const void *in = x;
+    size_t written = 0, i;
+    char name[256];
+    FUZZ_CHECK(n <= MAX_N);
+    if (dtype != GW_DTYPE_F32) {
+        /* Truncate to the upper 16 bits (bf16) or pick exact halves (f16). */
+        for (i = 0; i < n; ++i) {
+            unsigned int bits;
+            memcpy(&bits, &x[i], 4);
+            half[i] = dtype == GW_DTYPE_BF16 ? (unsigned short)(bits >> 16)
+                                             : (unsigned short)(0x3C00u + (i % 64) * 0x101u);
+        }
+        in = half;
+    }
+    ctx.tag = tag;
+    ctx.seed = 5;
+    ctx.step = tag & 0xFFFFFFFFu;
+    ctx.tensor = (uint32_t)(tag >> 32);
+    FUZZ_CHECK(gw_encode(spec, &ctx, in, dtype, n, frame, sizeof frame, &written) == GW_OK);
+    FUZZ_CHECK(gw_frame_inspect(frame, written, &info) == GW_OK);
+    if (want_zstd && !(info.flags & GW_FRAME_FLAG_ZSTD)) {
+        fprintf(stderr, "note: %s did not take the zstd stage\n", variant);
+        return;
+    }
+    gw_codec_spec_codec(spec, &codec);
+    snprintf(name, sizeof name, "v2_%s_%s_n%u%s.bin", gw_codec_name(codec), variant, (unsigned)n,
+             dtype == GW_DTYPE_F16 ? "_f16in" : dtype == GW_DTYPE_BF16 ? "_bf16in" : "");
+    write_file(dir, name, frame, written);
+}
+
+/* One frame of `codec` for `n` elements tagged for (tensor, step), in `frame`. */
+static size_t push_frame(gw_codec_id codec, size_t n, uint32_t tensor, uint64_t step) {
+    gw_codec_spec *spec = NULL;
+    gw_encode_ctx ctx = GW_ENCODE_CTX_INIT;
+    size_t written = 0;
+    fill(xs, n, (unsigned)step);
+    ctx.tag = GW_TAG(tensor, step);
+    FUZZ_CHECK(gw_codec_spec_create(&spec, codec) == GW_OK);
+    FUZZ_CHECK(gw_encode(spec, &ctx, xs, GW_DTYPE_F32, n, frame, sizeof frame, &written) == GW_OK);
+    gw_codec_spec_free(spec);
+    return written;
+}
+
+static void handle_frames(const char *dir) {
+    gw_worker *w;
+    gw_server *s;
+    uint32_t tensor;
+    gw_codec_id push_codec;
+    size_t written = 0, i;
+    uint64_t p;
+    char name[64];
+    for (i = 0; fuzz_worker_config(i, &w); ++i) {
+        FUZZ_CHECK(w != NULL);
+        fill(xs, FUZZ_STATE_N, 0);
+        FUZZ_CHECK(gw_worker_step(w, xs, GW_DTYPE_F32, FUZZ_STATE_N, 0.1f, frame, sizeof frame, &written) == GW_OK);
+        FUZZ_CHECK(gw_worker_step(w, xs, GW_DTYPE_F32, FUZZ_STATE_N, 0.05f, frame, sizeof frame, &written) == GW_OK);
+        snprintf(name, sizeof name, "v2_worker%u_step1.bin", (unsigned)i);
+        write_file(dir, name, frame, written);
+        gw_worker_free(w);
+    }
+    for (i = 0; fuzz_server_config(i, &s, &tensor, &push_codec); ++i) {
+        FUZZ_CHECK(s != NULL);
+        for (p = 0; p < 8; ++p) {
+            const size_t size = push_frame(push_codec, p % 2 ? 0 : FUZZ_STATE_N, tensor, 0);
+            gw_server_push(s, frame, size); /* the slice takes one of the two lengths */
+        }
+        FUZZ_CHECK(gw_server_step(s, 0.1f, frame, sizeof frame, &written) == GW_OK);
+        snprintf(name, sizeof name, "v2_server%u_broadcast.bin", (unsigned)i);
+        write_file(dir, name, frame, written);
+        gw_server_free(s);
+    }
+}
+
+static void frame_seeds(const char *dir) {
+    static const size_t lengths[] = {0, 1, 9, 33};
+    gw_codec_id ids[FUZZ_STATE_MAX_CODECS];
+    const size_t ncodecs = fuzz_codec_ids(ids);
+    size_t c, j, k;
+    for (c = 0; c < ncodecs; ++c) {
+        gw_param params[16];
+        size_t np = 0;
+        gw_codec_spec *spec = NULL;
+        const uint64_t tag = GW_TAG(3 + c, 17 + c);
+        FUZZ_CHECK(gw_codec_params(ids[c], params, 16, &np) == GW_OK && np <= 16);
+        FUZZ_CHECK(gw_codec_spec_create(&spec, ids[c]) == GW_OK);
+        for (k = 0; k < sizeof lengths / sizeof lengths[0]; ++k) {
+            fill(xs, lengths[k], (unsigned)k);
+            frame_seed(dir, spec, "default", xs, lengths[k], GW_DTYPE_F32, tag, 0);
+        }
+        fill(xs, 9, 1);
+        frame_seed(dir, spec, "default", xs, 9, GW_DTYPE_F16, tag, 0);
+        frame_seed(dir, spec, "default", xs, 9, GW_DTYPE_BF16, tag, 0);
+        /* One parameter at a time at its minimum, a small value and its maximum. */
+        for (j = 0; j < np; ++j) {
+            int64_t min, max, def, vals[3];
+            const char *which[3] = {"min", "small", "max"};
+            int v;
+            FUZZ_CHECK(gw_codec_param_bounds(ids[c], params[j], &min, &max, &def) == GW_OK);
+            vals[0] = min, vals[1] = min + 3 <= max ? min + 3 : max, vals[2] = max;
+            for (v = 0; v < 3; ++v) {
+                gw_codec_spec *p = NULL;
+                char variant[96];
+                FUZZ_CHECK(gw_codec_spec_clone(&p, spec) == GW_OK);
+                if (gw_codec_spec_set(p, params[j], vals[v]) == GW_OK) {
+                    snprintf(variant, sizeof variant, "%s_%s", gw_param_name(params[j]), which[v]);
+                    fill(xs, 33, 2);
+                    frame_seed(dir, p, variant, xs, 33, GW_DTYPE_F32, tag, 0);
+                }
+                gw_codec_spec_free(p);
+            }
+        }
+        /* The zstd stage, for codecs that have one. */
+        for (j = 0; j < np; ++j)
+            if (params[j] == GW_PARAM_ZSTD) {
+                gw_codec_spec *p = NULL;
+                FUZZ_CHECK(gw_codec_spec_clone(&p, spec) == GW_OK);
+                FUZZ_CHECK(gw_codec_spec_set(p, GW_PARAM_ZSTD, 1) == GW_OK);
+                fill_sparse(xs, MAX_N);
+                frame_seed(dir, p, "zstd", xs, MAX_N, GW_DTYPE_F32, tag, 1);
+                frame_seed(dir, p, "zstd", xs, 1024, GW_DTYPE_F32, tag, 1);
+                gw_codec_spec_free(p);
+            }
+        gw_codec_spec_free(spec);
+    }
+    /* Frames written by handles: each worker's second step, each server's broadcast. */
+    handle_frames(dir);
+}
+
+static void state_seeds(const char *dir) {
+    gw_worker *w;
+    gw_server *s;
+    uint32_t tensor;
+    gw_codec_id push_codec;
+    size_t i, size = 0, written = 0;
+    char name[64];
+    for (i = 0; fuzz_worker_config(i, &w); ++i) {
+        FUZZ_CHECK(w != NULL);
+        FUZZ_CHECK(gw_worker_save(w, blob, sizeof blob, &size) == GW_OK);
+        snprintf(name, sizeof name, "worker%u_fresh.bin", (unsigned)i);
+        write_file(dir, name, blob, size);
+        fill(xs, FUZZ_STATE_N, 1);
+        FUZZ_CHECK(gw_worker_step(w, xs, GW_DTYPE_F32, FUZZ_STATE_N, 0.1f, frame, sizeof frame, &written) == GW_OK);
+        FUZZ_CHECK(gw_worker_step(w, xs, GW_DTYPE_F32, FUZZ_STATE_N, 0.05f, frame, sizeof frame, &written) == GW_OK);
+        FUZZ_CHECK(gw_worker_save(w, blob, sizeof blob, &size) == GW_OK);
+        snprintf(name, sizeof name, "worker%u_step2.bin", (unsigned)i);
+        write_file(dir, name, blob, size);
+        gw_worker_free(w);
+    }
+    for (i = 0; fuzz_server_config(i, &s, &tensor, &push_codec); ++i) {
+        uint64_t length = 0;
+        uint64_t step, p;
+        size_t bound = 0;
+        FUZZ_CHECK(s != NULL);
+        /* The slice length: the one that a push accepts. */
+        length = gw_server_push(s, frame, push_frame(push_codec, 0, tensor, 0)) == GW_OK ? 0 : FUZZ_STATE_N;
+        gw_server_reset_round(s);
+        FUZZ_CHECK(gw_server_frame_bound(s, &bound) == GW_OK && bound <= sizeof frame);
+        FUZZ_CHECK(gw_server_save(s, blob, sizeof blob, &size) == GW_OK);
+        snprintf(name, sizeof name, "server%u_fresh.bin", (unsigned)i);
+        write_file(dir, name, blob, size);
+        for (step = 0; step < 2; ++step) {
+            for (p = 0;; ++p) {
+                const size_t fsize = push_frame(push_codec, (size_t)length, tensor, step);
+                if (gw_server_push(s, frame, fsize) != GW_OK) break;
+                FUZZ_CHECK(gw_server_save(s, blob, sizeof blob, &size) == GW_OK);
+                snprintf(name, sizeof name, "server%u_step%u_push%u.bin", (unsigned)i, (unsigned)step, (unsigned)p);
+                write_file(dir, name, blob, size);
+            }
+            FUZZ_CHECK(gw_server_step(s, step ? 0.05f : 0.1f, frame, sizeof frame, &written) == GW_OK);
+        }
+        FUZZ_CHECK(gw_server_save(s, blob, sizeof blob, &size) == GW_OK);
+        snprintf(name, sizeof name, "server%u_step2.bin", (unsigned)i);
+        write_file(dir, name, blob, size);
+        gw_server_free(s);
+    }
 }
 
 int main(int argc, char **argv) {
-    float g[4] = {0.5f, -1.0f, 2.0f, -0.25f};
-    unsigned char frame[256], blob[256];
-    size_t written = 0, size = 0;
-    int momentum, ef, failed = 0;
-    char name[64];
-    gw_worker_options wo;
-    gw_server_options so;
-    gw_worker *w;
-    gw_server *s;
-    if (argc != 2) {
-        fprintf(stderr, "usage: %s DIR\n", argv[0]);
+    if (argc != 3 || (strcmp(argv[1], "frame") != 0 && strcmp(argv[1], "state") != 0)) {
+        fprintf(stderr, "usage: %s frame|state DIR\n", argv[0]);
         return 2;
     }
-    for (momentum = 0; momentum < 3; ++momentum)
-        for (ef = 0; ef < 2; ++ef) {
-            gw_worker_options_init(&wo, GW_WORKER_OPTIONS_VERSION);
-            wo.n = 4;
-            wo.momentum = (gw_momentum)momentum;
-            wo.error_feedback = ef;
-            if (gw_worker_create(&w, &wo) != GW_OK) return 1;
-            gw_worker_step(w, g, 0.1f, frame, sizeof frame, &written);
-            gw_worker_step(w, g, 0.05f, frame, sizeof frame, &written);
-            if (gw_worker_save(w, blob, sizeof blob, &size) != GW_OK) return 1;
-            snprintf(name, sizeof name, "worker_m%d_ef%d.bin", momentum, ef);
-            failed |= write_file(argv[1], name, blob, size);
-            gw_worker_free(w);
-        }
-    gw_server_options_init(&so, GW_SERVER_OPTIONS_VERSION);
-    so.total = 8, so.offset = 4, so.length = 4, so.num_workers = 2;
-    if (gw_server_create(&s, &so) != GW_OK) return 1;
-    {
-        gw_codec_options co = GW_CODEC_OPTIONS_INIT;
-        gw_encode(&co, g, 4, frame, sizeof frame, &written);
-    }
-    gw_server_push(s, frame, written);
-    gw_server_save(s, blob, sizeof blob, &size); /* mid-round */
-    failed |= write_file(argv[1], "server_midround.bin", blob, size);
-    gw_server_push(s, frame, written);
-    gw_server_step(s, 0.1f, frame, sizeof frame, &written);
-    gw_server_save(s, blob, sizeof blob, &size);
-    failed |= write_file(argv[1], "server_after_step.bin", blob, size);
-    gw_server_free(s);
+    if (strcmp(argv[1], "frame") == 0)
+        frame_seeds(argv[2]);
+    else
+        state_seeds(argv[2]);
     return failed;
 }

@@ -1,11 +1,15 @@
-// Replay driver: runs a fuzz target over files and directories without
-// libFuzzer, so corpora, golden vectors (*.hex, decoded first) and saved
-// crash reproducers run as ordinary tests with any compiler.
+// Replay driver: runs a fuzz target over files and directories (recursively)
+// without libFuzzer, so corpora, golden vectors (*.hex, decoded first) and
+// saved crash reproducers run as ordinary tests with any compiler. If an
+// input crashes the target, its path is printed before the process dies.
 #include <dirent.h>
+#include <signal.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iterator>
 #include <string>
@@ -16,6 +20,18 @@
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size);
 
 namespace {
+
+std::string current;  // the input being replayed
+
+extern "C" void on_fatal(int sig) {
+    static const char msg[] = "fuzz replay: crashed on input ";
+    ssize_t ignored = write(2, msg, sizeof msg - 1);
+    ignored = write(2, current.c_str(), current.size());
+    ignored = write(2, "\n", 1);
+    (void)ignored;
+    signal(sig, SIG_DFL);
+    raise(sig);
+}
 
 bool ends_with(const std::string& s, const std::string& tail) {
     return s.size() >= tail.size() && s.compare(s.size() - tail.size(), tail.size(), tail) == 0;
@@ -45,6 +61,7 @@ int run(const std::string& path, int* count) {
         return failed;
     }
     const auto data = load(path);
+    current = path;
     LLVMFuzzerTestOneInput(data.data(), data.size());
     ++*count;
     return 0;
@@ -53,6 +70,7 @@ int run(const std::string& path, int* count) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    for (int sig : {SIGABRT, SIGSEGV, SIGBUS, SIGFPE, SIGILL}) signal(sig, on_fatal);
     int count = 0, failed = 0;
     for (int i = 1; i < argc; ++i) failed += run(argv[i], &count);
     std::printf("replayed %d inputs\n", count);
