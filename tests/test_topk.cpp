@@ -25,7 +25,9 @@ namespace {
 
 Spec topk(int64_t k, gw_dtype values = GW_DTYPE_F32, int zstd = 1) {
     Spec s(GW_CODEC_TOPK);
+    // k = 0 means "from the density" for the codec: a density of 0 keeps nothing.
     s.set(GW_PARAM_K, k).set(GW_PARAM_VALUE_DTYPE, values).set(GW_PARAM_ZSTD, zstd);
+    if (k == 0) s.set(GW_PARAM_DENSITY_PPM, 0);
     return s;
 }
 
@@ -51,8 +53,6 @@ std::map<std::string, Vec> inputs(size_t n) {
     return m;
 }
 
-std::vector<uint8_t> encode(const gw_codec_spec* s, const Vec& x) { return gwtest::encode(s, x); }
-
 }  // namespace
 
 TEST(Topk, MatchesSortReferenceOnEveryTarget) {
@@ -69,7 +69,7 @@ TEST(Topk, MatchesSortReferenceOnEveryTarget) {
                     const Vec want = ref::topk(x, std::min<uint64_t>(k, n), vt);
                     std::vector<uint8_t> first;
                     gwtest::for_each_target([&](gw_simd_target) {
-                        const auto f = encode(s, x);
+                        const auto f = gwtest::encode(s, x);
                         if (first.empty())
                             first = f;
                         else
@@ -85,7 +85,7 @@ TEST(Topk, MatchesSortReferenceOnEveryTarget) {
                         ASSERT_TRUE(bits_equal(acc, expect));
                     });
                     // Canonical: decoding and re-encoding gives the same bytes.
-                    ASSERT_EQ(encode(s, gwtest::decode(first, n)), first);
+                    ASSERT_EQ(gwtest::encode(s, gwtest::decode(first, n)), first);
                 }
     }
 }
@@ -95,7 +95,7 @@ TEST(Topk, DensityParameterAndNanPolicy) {
     Spec s(GW_CODEC_TOPK);
     s.set(GW_PARAM_DENSITY_PPM, 2500).set(GW_PARAM_ZSTD, 0);  // k = ceil(n * 0.25%) = 31
     const Vec x = random_floats(n, 8);
-    const auto f = encode(s, x);
+    const auto f = gwtest::encode(s, x);
     uint32_t nnz = 0;
     std::memcpy(&nnz, &f[payload_offset(f)], 4);
     EXPECT_EQ(nnz, 31u);
@@ -115,14 +115,14 @@ TEST(Topk, ZstdStageWhenItPays) {
     const size_t n = 1 << 20;
     const Vec x = random_floats(n, 4);
     const Spec with = topk(n / 100, GW_DTYPE_F32, 1), without = topk(n / 100, GW_DTYPE_F32, 0);
-    const auto z = encode(with, x), raw = encode(without, x);
+    const auto z = gwtest::encode(with, x), raw = gwtest::encode(without, x);
     gw_frame_info info = GW_FRAME_INFO_INIT;
     ASSERT_EQ(gw_frame_inspect(z.data(), z.size(), &info), GW_OK);
     EXPECT_EQ(info.flags, unsigned(GW_FRAME_FLAG_ZSTD));
     EXPECT_LT(z.size(), raw.size());
     EXPECT_TRUE(bits_equal(gwtest::decode(z, n), gwtest::decode(raw, n)));
     // Tiny frames do not shrink: no stage.
-    const auto small = encode(topk(3), random_floats(50, 1));
+    const auto small = gwtest::encode(topk(3), random_floats(50, 1));
     ASSERT_EQ(gw_frame_inspect(small.data(), small.size(), &info), GW_OK);
     EXPECT_EQ(info.flags, 0u);
 }
@@ -167,7 +167,7 @@ namespace {
 
 // A raw (no zstd) top-k frame for n elements whose payload is replaced by `p`.
 std::vector<uint8_t> with_payload(size_t n, int64_t k, gw_dtype vt, const std::vector<uint8_t>& p) {
-    auto f = encode(topk(k, vt, 0), random_floats(n, 2));
+    auto f = gwtest::encode(topk(k, vt, 0), random_floats(n, 2));
     f.resize(payload_offset(f));
     f.insert(f.end(), p.begin(), p.end());
     const uint64_t len = p.size();
@@ -193,7 +193,9 @@ gw_status decode_status(const std::vector<uint8_t>& f, size_t n) {
     const gw_status a = gw_decode(f.data(), f.size(), out.data(), n, nullptr);
     const gw_status b = gw_decode_accumulate(f.data(), f.size(), 1.0f, acc.data(), n);
     EXPECT_EQ(a, b);
-    if (b != GW_OK) EXPECT_TRUE(bits_equal(acc, Vec(n, 1.0f)));
+    if (b != GW_OK) {
+        EXPECT_TRUE(bits_equal(acc, Vec(n, 1.0f)));
+    }
     return a;
 }
 
@@ -243,7 +245,7 @@ std::vector<uint8_t> staged(size_t n, int64_t k, uint64_t raw_len, const std::ve
     std::vector<uint8_t> p(8);
     std::memcpy(p.data(), &raw_len, 8);
     p.insert(p.end(), z.begin(), z.end());
-    auto f = encode(topk(k, GW_DTYPE_F32, 1), Vec(n, 0.0f));  // raw: no entries, no stage
+    auto f = gwtest::encode(topk(k, GW_DTYPE_F32, 1), Vec(n, 0.0f));  // raw: no entries, no stage
     f.resize(payload_offset(f));
     f.insert(f.end(), p.begin(), p.end());
     const uint64_t len = p.size();
@@ -304,7 +306,7 @@ TEST(Topk, ZstdStageIsBoundedAndCanonical) {
 
 TEST(Topk, TruncationAndCorruptionNeverCrash) {
     const size_t n = 4096;
-    const auto f = encode(topk(400), random_floats(n, 6));
+    const auto f = gwtest::encode(topk(400), random_floats(n, 6));
     for (size_t len = 0; len < f.size(); ++len) {
         std::vector<uint8_t> p(f.begin(), f.begin() + len);
         EXPECT_EQ(decode_status(p, n), GW_ERR_FRAME_TRUNCATED) << len;

@@ -13,12 +13,12 @@ extern const Codec kFp16Codec;
 extern const Codec kBf16Codec;
 extern const Codec kSignCodec;
 extern const Codec kScaledSignCodec;
-// TOPK_PENDING extern const Codec kTopkCodec;
+extern const Codec kTopkCodec;
 
 namespace {
 // The registry: one line per codec.
 const Codec* const kCodecs[] = {
-    &kIdentityCodec, &kFp16Codec, &kBf16Codec, &kSignCodec, &kScaledSignCodec, /* TOPK_PENDING &kTopkCodec, */
+    &kIdentityCodec, &kFp16Codec, &kBf16Codec, &kSignCodec, &kScaledSignCodec, &kTopkCodec,
 };
 }  // namespace
 
