@@ -214,11 +214,25 @@ static double ef_phi_w1(void *state, const sim *s)
     return n ? sum / n : 1.0;
 }
 
+/* Exact top-k, 1% of each slice, error feedback on both sides: with one slice
+ * per tensor this is the SLGS baseline per layer. */
+static gw_codec_spec *topk_spec(const sim *s, const sim_slot *sl)
+{
+    gw_codec_spec *spec;
+    (void)s;
+    (void)sl;
+    check(gw_codec_spec_create(&spec, GW_CODEC_TOPK), "gw_codec_spec_create");
+    check(gw_codec_spec_set(spec, GW_PARAM_DENSITY_PPM, 10000), "gw_codec_spec_set(density)");
+    return spec;
+}
+
 static const method methods[] = {
     {"sgdm", "full-precision SGD with Nesterov momentum (identity frames)", ps_create, ps_push,
      ps_serve, ps_apply, ps_destroy, identity_spec, NULL, NULL},
     {"ef", "dist-EF-blockSGDM, scaled sign both ways", ps_create, ps_push, ps_serve, ps_apply,
      ps_destroy, scaled_sign_spec, "phi(W1)", ef_phi_w1},
+    {"topk", "exact top-k 1% both ways with error feedback (SLGS per slice)", ps_create, ps_push,
+     ps_serve, ps_apply, ps_destroy, topk_spec, NULL, NULL},
 };
 #define NMETHOD ((int)(sizeof methods / sizeof methods[0]))
 enum { M_SGDM = 0, M_EF = 1 };

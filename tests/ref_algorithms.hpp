@@ -1,4 +1,4 @@
-// Plain scalar references for ALGORITHMS.md sections 1-3, written from the
+// Plain scalar references for docs/algorithms.md sections 1-3, written from the
 // equations (with the arithmetic order the docs fix so results are exact).
 // No SIMD, no library code: tests compare the library against these.
 #pragma once

@@ -1,6 +1,6 @@
 // Plain scalar reference for every kernel of src/kernels/kernels.hpp, one
 // header per kernel family (tests/kernels/ref_<family>.hpp), written straight
-// from the semantics stated there (and ALGORITHMS.md section 1 for sign(0) =
+// from the semantics stated there (and docs/algorithms.md section 1 for sign(0) =
 // +1). Simple loops, no tricks, and deliberately independent of the kernel
 // code in src/kernels: the half/bfloat16 conversions go through double
 // arithmetic (frexp/ldexp/nearbyint) instead of bit manipulation, and CRC32C

@@ -1,5 +1,5 @@
 // Plain scalar reference for the "sign" kernel family (src/kernels/sign.hpp),
-// from the semantics in src/kernels/kernels.hpp and ALGORITHMS.md section 1
+// from the semantics in src/kernels/kernels.hpp and docs/algorithms.md section 1
 // (sign(0) = sign(-0) = +1). Simple loops, deliberately independent of the
 // kernel code.
 #pragma once
