@@ -59,10 +59,12 @@ TEST(Topk, MatchesSortReferenceOnEveryTarget) {
     for (size_t n : {size_t(1), size_t(2), size_t(15), size_t(16), size_t(17), size_t(1000),
                      size_t(65537), size_t(300001)}) {
         const std::vector<uint64_t> ks = {0, 1, 2, n / 1000, n / 100, n / 10, n - 1, n, n + 5};
-        for (const auto& [name, x] : inputs(n))
+        for (const auto& named : inputs(n))
             for (uint64_t k : ks)
                 for (gw_dtype vt : {GW_DTYPE_F32, GW_DTYPE_F16, GW_DTYPE_BF16}) {
                     if (vt != GW_DTYPE_F32 && n > 1000) continue;  // value rounding: small n suffices
+                    const std::string& name = named.first;
+                    const Vec& x = named.second;  // (lambdas cannot capture structured bindings)
                     SCOPED_TRACE(testing::Message() << "n " << n << " input " << name << " k " << k
                                                     << " dtype " << vt);
                     const Spec s = topk(int64_t(k), vt);

@@ -142,19 +142,6 @@ inline std::vector<uint8_t> read_hex_string(const std::string& hex) {
     return out;
 }
 
-inline std::string to_hex(const std::vector<uint8_t>& bytes, const std::string& comment) {
-    std::ostringstream s;
-    std::istringstream c(comment);
-    std::string line;
-    while (std::getline(c, line)) s << "# " << line << "\n";
-    static const char* digits = "0123456789abcdef";
-    for (size_t i = 0; i < bytes.size(); ++i) {
-        s << digits[bytes[i] >> 4] << digits[bytes[i] & 15];
-        if (i % 32 == 31 || i + 1 == bytes.size()) s << "\n";
-    }
-    return s.str();
-}
-
 inline std::vector<uint8_t> float_bytes(const std::vector<float>& v) {
     std::vector<uint8_t> b(v.size() * 4);
     if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());

@@ -24,8 +24,7 @@
 #include <string>
 #include <vector>
 
-#include "gradwire.h"
-#include "hexfile.hpp"
+#include "test_util.hpp"
 
 namespace {
 
@@ -95,41 +94,6 @@ std::vector<float> input(uint64_t n) {
     return x;
 }
 
-std::vector<gw_simd_target> supported_targets() {
-    std::vector<gw_simd_target> out;
-    for (gw_simd_target t : {GW_SIMD_SCALAR, GW_SIMD_SSE2, GW_SIMD_SSE4_2, GW_SIMD_AVX2,
-                             GW_SIMD_AVX512})
-        if (gw_simd_target_supported(t)) out.push_back(t);
-    return out;
-}
-
-// Runs body once per supported target with that target forced; restores auto.
-template <class F>
-void for_each_target(F&& body) {
-    const auto targets = supported_targets();
-    ASSERT_FALSE(targets.empty());
-    for (gw_simd_target t : targets) {
-        SCOPED_TRACE(std::string("simd target ") + gw_simd_target_name(t));
-        ASSERT_EQ(gw_simd_set_target(t), GW_OK);
-        body();
-    }
-    ASSERT_EQ(gw_simd_set_target(GW_SIMD_AUTO), GW_OK);
-}
-
-std::vector<uint8_t> float_bytes(const std::vector<float>& v) {
-    std::vector<uint8_t> b(v.size() * 4);
-    if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
-    return b;
-}
-std::vector<float> to_floats(const std::vector<uint8_t>& b) {
-    std::vector<float> v(b.size() / 4);
-    if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * 4);
-    return v;
-}
-bool bits_equal(const std::vector<float>& a, const std::vector<float>& b) {
-    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * 4) == 0);
-}
-
 struct Files {
     std::vector<uint8_t> input, frame, decoded;
 };
@@ -193,7 +157,7 @@ TEST(Vectors, V1FramesDecodeByteExactlyOnEveryTarget) {
     for (const V1Case& c : kV1Cases) {
         SCOPED_TRACE(c.name);
         const Files f = read_case(c.name);
-        const auto want = to_floats(f.decoded);
+        const auto want = gwtest::bytes_to_floats(f.decoded);
         ASSERT_EQ(want.size(), c.n);
         gw_frame_info info;
         ASSERT_EQ(gw_frame_info_init(&info, GW_FRAME_INFO_VERSION), GW_OK);
@@ -210,8 +174,8 @@ TEST(Vectors, V1FramesDecodeByteExactlyOnEveryTarget) {
             EXPECT_EQ(gw_codec_spec_get(spec.p, GW_PARAM_BLOCK_SIZE, &block), GW_OK);
             EXPECT_EQ(block, c.block);
         }
-        for_each_target([&] {
-            EXPECT_TRUE(bits_equal(decode(f.frame, c.n), want)) << "frame does not decode to the golden values";
+        gwtest::for_each_target([&](gw_simd_target) {
+            EXPECT_TRUE(gwtest::bits_equal(decode(f.frame, c.n), want)) << "frame does not decode to the golden values";
             std::vector<float> acc(c.n, 0.0f);
             ASSERT_EQ(gw_decode_accumulate(f.frame.data(), f.frame.size(), 1.0f, acc.data(), c.n), GW_OK);
             for (uint64_t i = 0; i < c.n; ++i) EXPECT_EQ(acc[i], want[i]) << "element " << i;
@@ -223,19 +187,19 @@ TEST(Vectors, V1InputsEncodeToTheSameValuesAsFormat2) {
     for (const V1Case& c : kV1Cases) {
         SCOPED_TRACE(c.name);
         const Files f = read_case(c.name);
-        const auto x = to_floats(f.input);
-        const auto want = to_floats(f.decoded);
+        const auto x = gwtest::bytes_to_floats(f.input);
+        const auto want = gwtest::bytes_to_floats(f.decoded);
         ASSERT_EQ(x.size(), c.n);
         SpecPtr spec;
         ASSERT_EQ(gw_frame_spec(f.frame.data(), f.frame.size(), &spec.p), GW_OK);
-        for_each_target([&] {
+        gwtest::for_each_target([&](gw_simd_target) {
             const auto frame = encode(spec.p, 0, x);
             gw_frame_info info;
             gw_frame_info_init(&info, GW_FRAME_INFO_VERSION);
             ASSERT_EQ(gw_frame_inspect(frame.data(), frame.size(), &info), GW_OK);
             EXPECT_EQ(info.format_version, 2u);
             EXPECT_EQ(info.codec, c.codec);
-            EXPECT_TRUE(bits_equal(decode(frame, c.n), want))
+            EXPECT_TRUE(gwtest::bits_equal(decode(frame, c.n), want))
                 << "format 2 encoding of the v1 input decodes to other values";
         });
     }
@@ -249,8 +213,8 @@ TEST(Vectors, V2FramesDecodeAndReencodeByteExactlyOnEveryTarget) {
     for (const std::string& name : names) {
         SCOPED_TRACE(name);
         const Files f = read_case(name);
-        const auto x = to_floats(f.input);
-        const auto want = to_floats(f.decoded);
+        const auto x = gwtest::bytes_to_floats(f.input);
+        const auto want = gwtest::bytes_to_floats(f.decoded);
         const uint64_t n = x.size();
         gw_frame_info info;
         ASSERT_EQ(gw_frame_info_init(&info, GW_FRAME_INFO_VERSION), GW_OK);
@@ -275,8 +239,8 @@ TEST(Vectors, V2FramesDecodeAndReencodeByteExactlyOnEveryTarget) {
                 EXPECT_EQ(v, p.value) << gw_param_name(p.id);
             }
         }
-        for_each_target([&] {
-            EXPECT_TRUE(bits_equal(decode(f.frame, n), want)) << "frame does not decode to the golden values";
+        gwtest::for_each_target([&](gw_simd_target) {
+            EXPECT_TRUE(gwtest::bits_equal(decode(f.frame, n), want)) << "frame does not decode to the golden values";
             EXPECT_EQ(encode(spec.p, info.tag, x), f.frame) << "input does not encode to the golden frame";
             EXPECT_EQ(encode(spec.p, info.tag, want), f.frame)
                 << "decoded values do not re-encode to the golden frame";
@@ -317,8 +281,8 @@ TEST(Vectors, DISABLED_WriteV2) {
                                   std::to_string(c.codec) + ")" + params + ", " + std::to_string(c.n) +
                                   " elements, tag " + tag;
         const std::string base = kDir + c.name;
-        ASSERT_TRUE(gwhex::write(base + ".input.hex", float_bytes(x), about + "\ninput: float32 little-endian"));
+        ASSERT_TRUE(gwhex::write(base + ".input.hex", gwtest::float_bytes(x), about + "\ninput: float32 little-endian"));
         ASSERT_TRUE(gwhex::write(base + ".frame.hex", frame, about + "\nframe format 2 (docs/wire-format.md)"));
-        ASSERT_TRUE(gwhex::write(base + ".decoded.hex", float_bytes(d), about + "\ndecoded: float32 little-endian"));
+        ASSERT_TRUE(gwhex::write(base + ".decoded.hex", gwtest::float_bytes(d), about + "\ndecoded: float32 little-endian"));
     }
 }
