@@ -175,13 +175,13 @@ gw_status gw_codec_params(gw_codec_id codec, gw_param* params, size_t capacity, 
     return GW_OK;
 }
 
-const char* gw_param_name(gw_param param) { return gw::param_name(param); }
+const char* gw_param_name(gw_param param) { return gw::param_name(gw::enum_value(param)); }
 
 gw_status gw_codec_param_bounds(gw_codec_id codec, gw_param param, int64_t* min, int64_t* max,
                                 int64_t* default_value) {
     const gw::Codec* c = checked_codec(codec);
     if (!c) return GW_ERR_INVALID_ARGUMENT;
-    const int slot = gw::param_slot(*c, param);
+    const int slot = gw::param_slot(*c, gw::enum_value(param));
     if (slot < 0) return GW_ERR_INVALID_ARGUMENT;
     if (min) *min = c->params[slot].min;
     if (max) *max = c->params[slot].max;
@@ -211,12 +211,12 @@ void gw_codec_spec_free(gw_codec_spec* spec) { delete spec; }
 
 gw_status gw_codec_spec_set(gw_codec_spec* spec, gw_param param, int64_t value) {
     if (!spec) return GW_ERR_NULL_POINTER;
-    return gw::set_param(&spec->p, param, value);
+    return gw::set_param(&spec->p, gw::enum_value(param), value);
 }
 
 gw_status gw_codec_spec_get(const gw_codec_spec* spec, gw_param param, int64_t* value) {
     if (!spec || !value) return GW_ERR_NULL_POINTER;
-    const int slot = gw::param_slot(*spec->p.codec, param);
+    const int slot = gw::param_slot(*spec->p.codec, gw::enum_value(param));
     if (slot < 0) return GW_ERR_INVALID_ARGUMENT;
     *value = spec->p.v[slot];
     return GW_OK;

@@ -276,7 +276,7 @@ bool negative(const uint8_t* x, gw_dtype dtype, uint64_t i) {
 void encode_paths(const uint8_t* data, size_t size) {
     // Control bytes (zero-padded) from the front; the elements are all the bytes.
     uint8_t ctl[16] = {};
-    std::memcpy(ctl, data, size < sizeof ctl ? size : sizeof ctl);
+    if (size) std::memcpy(ctl, data, size < sizeof ctl ? size : sizeof ctl);
     const gw_dtype dtype = static_cast<gw_dtype>(GW_DTYPE_F32 + ctl[0] % 3);
     const size_t width = dtype == GW_DTYPE_F32 ? 4 : 2;
     const uint64_t n = size / width;

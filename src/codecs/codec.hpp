@@ -72,17 +72,19 @@ struct Codec {
 const Codec* codec_for(unsigned id);
 size_t codec_count();
 const Codec* codec_at(size_t i);
-const char* param_name(gw_param param);
+// Parameters are plain ints inside: C callers may pass any value, and loading
+// an out-of-range value as the enum type would be undefined.
+const char* param_name(int param);
 
 // Parameters at their defaults.
 CodecParams default_params(const Codec& c);
 // Index of a parameter in the codec's list, or -1.
-int param_slot(const Codec& c, gw_param param);
+int param_slot(const Codec& c, int param);
 // Set one parameter (range checked, then the codec's cross checks).
-gw_status set_param(CodecParams* p, gw_param param, int64_t value);
+gw_status set_param(CodecParams* p, int param, int64_t value);
 bool params_equal(const CodecParams& a, const CodecParams& b);
 // Value of a parameter the codec takes, or `fallback` if it does not.
-int64_t param_or(const CodecParams& p, gw_param param, int64_t fallback);
+int64_t param_or(const CodecParams& p, int param, int64_t fallback);
 
 // Wire form of the parameters: the declared widths in order.
 size_t params_wire_size(const Codec& c);

@@ -30,8 +30,8 @@ const Codec* codec_for(unsigned id) {
 size_t codec_count() { return sizeof kCodecs / sizeof kCodecs[0]; }
 const Codec* codec_at(size_t i) { return i < codec_count() ? kCodecs[i] : nullptr; }
 
-const char* param_name(gw_param param) {
-    switch (enum_value(param)) {
+const char* param_name(int param) {
+    switch (param) {
         case GW_PARAM_BLOCK_SIZE: return "block_size";
         case GW_PARAM_K: return "k";
         case GW_PARAM_DENSITY_PPM: return "density_ppm";
@@ -48,14 +48,13 @@ CodecParams default_params(const Codec& c) {
     return p;
 }
 
-int param_slot(const Codec& c, gw_param param) {
-    const int id = enum_value(param);
+int param_slot(const Codec& c, int param) {
     for (size_t i = 0; i < c.num_params; ++i)
-        if (c.params[i].id == id) return static_cast<int>(i);
+        if (c.params[i].id == param) return static_cast<int>(i);
     return -1;
 }
 
-gw_status set_param(CodecParams* p, gw_param param, int64_t value) {
+gw_status set_param(CodecParams* p, int param, int64_t value) {
     const int slot = param_slot(*p->codec, param);
     if (slot < 0) return GW_ERR_INVALID_ARGUMENT;
     const ParamDef& d = p->codec->params[slot];
@@ -77,7 +76,7 @@ bool params_equal(const CodecParams& a, const CodecParams& b) {
     return true;
 }
 
-int64_t param_or(const CodecParams& p, gw_param param, int64_t fallback) {
+int64_t param_or(const CodecParams& p, int param, int64_t fallback) {
     const int slot = param_slot(*p.codec, param);
     return slot < 0 ? fallback : p.v[slot];
 }
