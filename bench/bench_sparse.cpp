@@ -158,7 +158,7 @@ void print_stats() {
             gw_codec_spec_free(spec);
         }
         const double bits = 8.0 * double(zs) / double(k);
-        std::printf("%-7.3f%% %-8zu %-16.2f %-12.2f %-7.3f %.2f, %.2f\n", density * 100, k, bits, h,
+        std::printf("%5.3f%%   %-8zu %-16.2f %-12.2f %-7.3f %.2f, %.2f\n", density * 100, k, bits, h,
                     bits / h, frame_bytes[1], frame_bytes[0]);
     }
 }
