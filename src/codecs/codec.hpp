@@ -1,6 +1,7 @@
 // The interface every compressor implements (codec interface v2).
 //
-// A codec declares its parameters (ParamDef: id, wire width, range, default);
+// A codec declares its parameters (ParamDef: id, name, wire width, range,
+// default);
 // the registry parses, validates and serializes them from that declaration, so
 // frames, checkpoints and specs carry them without knowing what they mean.
 // A codec states the largest payload it can write for (params, n), encodes
@@ -21,6 +22,7 @@ constexpr size_t kMaxParams = 8;
 
 struct ParamDef {
     gw_param id;
+    const char* name;    // gw_param_name(); the same for every codec taking the id
     uint8_t wire_bytes;  // 1, 2, 4 or 8: little-endian unsigned on the wire
     int64_t min, max, def;
 };

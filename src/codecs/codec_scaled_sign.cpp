@@ -18,7 +18,7 @@ namespace gw {
 namespace {
 
 enum Slot { kBlock = 0 };
-constexpr ParamDef kParams[] = {{GW_PARAM_BLOCK_SIZE, 4, 0, UINT32_MAX, 0}};
+constexpr ParamDef kParams[] = {{GW_PARAM_BLOCK_SIZE, "block_size", 4, 0, UINT32_MAX, 0}};
 
 struct Layout {
     uint64_t blocks = 0;       // B

@@ -28,10 +28,10 @@ namespace {
 enum Slot { kK = 0, kDensity = 1, kValueDtype = 2, kZstd = 3 };
 constexpr int64_t kMaxN = UINT32_MAX;
 constexpr ParamDef kParams[] = {
-    {GW_PARAM_K, 8, 0, kMaxN, 0},
-    {GW_PARAM_DENSITY_PPM, 4, 0, 1000000, 10000},
-    {GW_PARAM_VALUE_DTYPE, 1, GW_DTYPE_F32, GW_DTYPE_BF16, GW_DTYPE_F32},
-    {GW_PARAM_ZSTD, 1, 0, 1, 1},
+    {GW_PARAM_K, "k", 8, 0, kMaxN, 0},
+    {GW_PARAM_DENSITY_PPM, "density_ppm", 4, 0, 1000000, 10000},
+    {GW_PARAM_VALUE_DTYPE, "value_dtype", 1, GW_DTYPE_F32, GW_DTYPE_BF16, GW_DTYPE_F32},
+    {GW_PARAM_ZSTD, "zstd", 1, 0, 1, 1},
 };
 
 uint64_t k_of(const CodecParams& p, uint64_t n) {

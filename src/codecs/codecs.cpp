@@ -31,12 +31,9 @@ size_t codec_count() { return sizeof kCodecs / sizeof kCodecs[0]; }
 const Codec* codec_at(size_t i) { return i < codec_count() ? kCodecs[i] : nullptr; }
 
 const char* param_name(int param) {
-    switch (param) {
-        case GW_PARAM_BLOCK_SIZE: return "block_size";
-        case GW_PARAM_K: return "k";
-        case GW_PARAM_DENSITY_PPM: return "density_ppm";
-        case GW_PARAM_VALUE_DTYPE: return "value_dtype";
-        case GW_PARAM_ZSTD: return "zstd";
+    for (const Codec* c : kCodecs) {
+        const int slot = param_slot(*c, param);
+        if (slot >= 0) return c->params[slot].name;
     }
     return nullptr;
 }
