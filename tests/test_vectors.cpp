@@ -81,6 +81,16 @@ const std::vector<V2Case> kV2Cases = {
      "blocks of 12 and 8: padded sign fields"},
     {"v2_scaled_sign_0", GW_CODEC_SCALED_SIGN, {{GW_PARAM_BLOCK_SIZE, 0}}, 0,
      GW_TAG(0xFFFFFFFFu, 0xFFFFFFFFu), "empty tensor, largest tag"},
+    // Top-k without the zstd stage (zstd's bytes depend on its version; the
+    // stage is covered by tests/test_topk.cpp).
+    {"v2_topk_k4_20", GW_CODEC_TOPK, {{GW_PARAM_K, 4}, {GW_PARAM_ZSTD, 0}}, 20, GW_TAG(8, 5),
+     "top-k, k = 4 of 20, f32 values; ties in magnitude go to the lower index"},
+    {"v2_topk_f16_k6_20", GW_CODEC_TOPK,
+     {{GW_PARAM_K, 6}, {GW_PARAM_VALUE_DTYPE, GW_DTYPE_F16}, {GW_PARAM_ZSTD, 0}}, 20, GW_TAG(9, 1),
+     "top-k, k = 6 of 20, f16 values (70000 saturates to 65504)"},
+    {"v2_topk_bf16_density_20", GW_CODEC_TOPK,
+     {{GW_PARAM_DENSITY_PPM, 250000}, {GW_PARAM_VALUE_DTYPE, GW_DTYPE_BF16}, {GW_PARAM_ZSTD, 0}},
+     20, GW_TAG(10, 2), "top-k, density 25% of 20 = 5 entries, bf16 values"},
 };
 
 // Exactly representable inputs with zeros, negative zero and a wide range
