@@ -34,6 +34,16 @@ namespace {
 // Every option struct version from 1 to the current one is known.
 bool known_version(unsigned int v, unsigned int current) { return v >= 1 && v <= current; }
 
+// Fill a versioned struct with its INIT value, keeping the caller's version.
+template <class T>
+gw_status init_versioned(T* s, unsigned int version, unsigned int current, const T& init) {
+    if (!s) return GW_ERR_NULL_POINTER;
+    if (!known_version(version, current)) return GW_ERR_OPTIONS_VERSION;
+    *s = init;
+    s->version = version;
+    return GW_OK;
+}
+
 // True if [a, a+an) and [b, b+bn) share a byte.
 bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
     if (!a || !b || an == 0 || bn == 0) return false;
@@ -235,11 +245,7 @@ int gw_codec_spec_equal(const gw_codec_spec* a, const gw_codec_spec* b) {
 /* Encode and decode -------------------------------------------------------- */
 
 gw_status gw_encode_ctx_init(gw_encode_ctx* ctx, unsigned int version) {
-    if (!ctx) return GW_ERR_NULL_POINTER;
-    if (!known_version(version, GW_ENCODE_CTX_VERSION)) return GW_ERR_OPTIONS_VERSION;
-    *ctx = gw_encode_ctx GW_ENCODE_CTX_INIT;
-    ctx->version = version;
-    return GW_OK;
+    return init_versioned(ctx, version, GW_ENCODE_CTX_VERSION, gw_encode_ctx GW_ENCODE_CTX_INIT);
 }
 
 gw_status gw_encode_bound(const gw_codec_spec* spec, uint64_t n, size_t* bound) {
@@ -308,11 +314,7 @@ gw_status gw_frame_size(const void* header, size_t size, size_t* frame_size) {
 }
 
 gw_status gw_frame_info_init(gw_frame_info* info, unsigned int version) {
-    if (!info) return GW_ERR_NULL_POINTER;
-    if (!known_version(version, GW_FRAME_INFO_VERSION)) return GW_ERR_OPTIONS_VERSION;
-    *info = gw_frame_info GW_FRAME_INFO_INIT;
-    info->version = version;
-    return GW_OK;
+    return init_versioned(info, version, GW_FRAME_INFO_VERSION, gw_frame_info GW_FRAME_INFO_INIT);
 }
 
 gw_status gw_frame_inspect(const void* frame, size_t size, gw_frame_info* info) {
@@ -345,11 +347,7 @@ gw_status gw_frame_spec(const void* frame, size_t size, gw_codec_spec** spec) {
 /* Worker ------------------------------------------------------------------- */
 
 gw_status gw_worker_options_init(gw_worker_options* o, unsigned int version) {
-    if (!o) return GW_ERR_NULL_POINTER;
-    if (!known_version(version, GW_WORKER_OPTIONS_VERSION)) return GW_ERR_OPTIONS_VERSION;
-    *o = gw_worker_options GW_WORKER_OPTIONS_INIT;
-    o->version = version;
-    return GW_OK;
+    return init_versioned(o, version, GW_WORKER_OPTIONS_VERSION, gw_worker_options GW_WORKER_OPTIONS_INIT);
 }
 
 gw_status gw_worker_create(gw_worker** w, const gw_worker_options* o, const gw_codec_spec* codec) {
@@ -441,11 +439,7 @@ gw_status gw_worker_load(gw_worker* w, const void* blob, size_t size) {
 /* Server ------------------------------------------------------------------- */
 
 gw_status gw_server_options_init(gw_server_options* o, unsigned int version) {
-    if (!o) return GW_ERR_NULL_POINTER;
-    if (!known_version(version, GW_SERVER_OPTIONS_VERSION)) return GW_ERR_OPTIONS_VERSION;
-    *o = gw_server_options GW_SERVER_OPTIONS_INIT;
-    o->version = version;
-    return GW_OK;
+    return init_versioned(o, version, GW_SERVER_OPTIONS_VERSION, gw_server_options GW_SERVER_OPTIONS_INIT);
 }
 
 gw_status gw_shard_range(uint64_t total, uint32_t parts, uint32_t index, uint64_t* offset,

@@ -193,32 +193,42 @@ TEST(Worker, NoGradientMassLostOver1000Steps) {
         }
 }
 
-TEST(Server, NoGradientMassLostOver1000Steps) {
+// What the workers pushed (their mean) = what the server sent + lr_T e_s,
+// over 1,000 steps for M = 3 and 200 steps for every other M up to 16, with
+// the blockwise scaled sign and with exact top-k (SLGS) both ways.
+TEST(Server, NoGradientMassLostForEveryWorkerCount) {
     const size_t n = 300;
-    const uint32_t M = 3;
-    Server s(n, 0, n, M, codec(GW_CODEC_SCALED_SIGN), 1);
-    std::vector<double> came_in(n), sent(n);
-    float lr = 0;
-    for (int t = 0; t < 1000; ++t) {
-        lr = lr_at(t);
-        std::vector<double> mean(n);
-        for (uint32_t i = 0; i < M; ++i) {
-            const auto f = gwtest::encode(codec(GW_CODEC_SCALED_SIGN, 16), random_floats(n, t * 7 + i));
-            ASSERT_EQ(gw_server_push(s.h, f.data(), f.size()), GW_OK);
-            const Vec d = decode(f, n);
-            for (size_t j = 0; j < n; ++j) mean[j] += double(d[j]) / M;
+    gwtest::Spec topk(GW_CODEC_TOPK);
+    topk.set(GW_PARAM_K, 10);
+    for (const gwtest::Spec& c : {codec(GW_CODEC_SCALED_SIGN, 16), topk})
+        for (uint32_t M = 1; M <= 16; ++M) {
+            gw_codec_id id;
+            gw_codec_spec_codec(c, &id);
+            SCOPED_TRACE(testing::Message() << "codec " << id << " M " << M);
+            Server s(n, 0, n, M, c, 1);
+            std::vector<double> came_in(n), sent(n);
+            float lr = 0;
+            for (int t = 0; t < (M == 3 ? 1000 : 200); ++t) {
+                lr = lr_at(t);
+                std::vector<double> mean(n);
+                for (uint32_t i = 0; i < M; ++i) {
+                    const auto f = gwtest::encode(c, random_floats(n, t * 17 + i));
+                    ASSERT_EQ(gw_server_push(s.h, f.data(), f.size()), GW_OK);
+                    const Vec d = decode(f, n);
+                    for (size_t j = 0; j < n; ++j) mean[j] += double(d[j]) / M;
+                }
+                ASSERT_EQ(s.step(lr), GW_OK);
+                const Vec d = decode(s.frame, n);
+                for (size_t j = 0; j < n; ++j) {
+                    came_in[j] += lr * mean[j];
+                    sent[j] += double(lr) * d[j];
+                }
+            }
+            Vec e(n);
+            ASSERT_EQ(gw_server_residual(s.h, e.data(), n), GW_OK);
+            for (size_t j = 0; j < n; ++j)
+                ASSERT_NEAR(came_in[j], sent[j] + double(lr) * e[j], 1e-4) << j;
         }
-        ASSERT_EQ(s.step(lr), GW_OK);
-        const Vec d = decode(s.frame, n);
-        for (size_t j = 0; j < n; ++j) {
-            came_in[j] += lr * mean[j];
-            sent[j] += double(lr) * d[j];
-        }
-    }
-    Vec e(n);
-    ASSERT_EQ(gw_server_residual(s.h, e.data(), n), GW_OK);
-    for (size_t j = 0; j < n; ++j)
-        EXPECT_NEAR(came_in[j], sent[j] + double(lr) * e[j], 1e-4) << j;
 }
 
 // Server == reference bit for bit on every target (two-way compression).
@@ -574,25 +584,16 @@ TEST(Threads, HandlesRunConcurrently) {
 
 namespace {
 
-std::vector<uint8_t> save_server(gw_server* h) {
-    size_t bound = 0, written = 0;
-    EXPECT_EQ(gw_server_save_bound(h, &bound), GW_OK);
-    std::vector<uint8_t> blob(bound);
-    EXPECT_EQ(gw_server_save(h, blob.data(), blob.size(), &written), GW_OK);
-    blob.resize(written);
-    return blob;
-}
-
 // Every state the server reaches on the way (after each push and each step,
 // failed ones included) saves and loads again, into a twin that then saves
 // the same bytes.
 void expect_server_state_reloads(gw_server* h, const gw_server_options& o,
                                  const gw_codec_spec* c) {
-    const auto blob = save_server(h);
+    const auto blob = gwtest::save(h);
     gw_server* twin = nullptr;
     ASSERT_EQ(gw_server_create(&twin, &o, c, nullptr), GW_OK);
     ASSERT_EQ(gw_server_load(twin, blob.data(), blob.size()), GW_OK);
-    EXPECT_EQ(save_server(twin), blob);
+    EXPECT_EQ(gwtest::save(twin), blob);
     gw_server_free(twin);
 }
 
@@ -619,11 +620,11 @@ TEST(Server, OverflowIsCaughtAndEveryStateReloads) {
         for (int round = 0; round < 3; ++round) {
             uint32_t pushed = 0;
             while (pushed < M) {
-                const auto before = save_server(h);
+                const auto before = gwtest::save(h);
                 const gw_status st = gw_server_push(h, big.data(), big.size());
                 if (st == GW_ERR_OVERFLOW) {
                     ++overflows;
-                    EXPECT_EQ(save_server(h), before);  // the round is as it was
+                    EXPECT_EQ(gwtest::save(h), before);  // the round is as it was
                     ASSERT_EQ(gw_server_push(h, small.data(), small.size()), GW_OK);
                 } else {
                     ASSERT_EQ(st, GW_OK);
@@ -633,11 +634,11 @@ TEST(Server, OverflowIsCaughtAndEveryStateReloads) {
             }
             std::vector<uint8_t> frame(n * 4 + 64);
             size_t written = 0;
-            const auto before = save_server(h);
+            const auto before = gwtest::save(h);
             gw_status st = gw_server_step(h, 0.5f, frame.data(), frame.size(), &written);
             if (st == GW_ERR_OVERFLOW) {
                 ++overflows;
-                EXPECT_EQ(save_server(h), before);
+                EXPECT_EQ(gwtest::save(h), before);
                 expect_server_state_reloads(h, o, c);
                 ASSERT_EQ(gw_server_reset_round(h), GW_OK);
             } else {

@@ -4,6 +4,7 @@
 
 using gwtest::codec;
 using gwtest::random_floats;
+using gwtest::save;
 
 namespace {
 
@@ -39,20 +40,6 @@ std::vector<uint8_t> step(gw_worker* w, uint64_t n, int t) {
     f.resize(written);
     return f;
 }
-
-// Save any handle through its _bound/_save pair.
-template <class H>
-std::vector<uint8_t> save_with(const H* h, gw_status (*bound_fn)(const H*, size_t*),
-                               gw_status (*save_fn)(const H*, void*, size_t, size_t*)) {
-    size_t bound = 0, written = 0;
-    EXPECT_EQ(bound_fn(h, &bound), GW_OK);
-    std::vector<uint8_t> b(bound);
-    EXPECT_EQ(save_fn(h, b.data(), b.size(), &written), GW_OK);
-    b.resize(written);
-    return b;
-}
-std::vector<uint8_t> save(const gw_worker* w) { return save_with(w, gw_worker_save_bound, gw_worker_save); }
-std::vector<uint8_t> save(const gw_server* s) { return save_with(s, gw_server_save_bound, gw_server_save); }
 
 void push(gw_server* s, uint64_t n, int seed) {
     const auto f = gwtest::encode(codec(GW_CODEC_SCALED_SIGN), random_floats(n, seed));

@@ -124,6 +124,24 @@ inline void refresh_header_crc(std::vector<uint8_t>& f) {
     std::memcpy(f.data() + 36, &crc, 4);
 }
 
+// A handle's checkpoint through its _bound/_save pair.
+template <class H>
+std::vector<uint8_t> save_with(const H* h, gw_status (*bound_fn)(const H*, size_t*),
+                               gw_status (*save_fn)(const H*, void*, size_t, size_t*)) {
+    size_t bound = 0, written = 0;
+    EXPECT_EQ(bound_fn(h, &bound), GW_OK);
+    std::vector<uint8_t> b(bound);
+    EXPECT_EQ(save_fn(h, b.data(), b.size(), &written), GW_OK);
+    b.resize(written);
+    return b;
+}
+inline std::vector<uint8_t> save(const gw_worker* w) {
+    return save_with(w, gw_worker_save_bound, gw_worker_save);
+}
+inline std::vector<uint8_t> save(const gw_server* s) {
+    return save_with(s, gw_server_save_bound, gw_server_save);
+}
+
 // Rewrite the CRC32C trailer after tampering, so deeper checks are reached.
 inline void refresh_crc(std::vector<uint8_t>& f) {
     uint32_t crc = 0;
