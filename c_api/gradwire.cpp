@@ -7,6 +7,7 @@
 #include <cstring>
 #include <new>
 
+#include "api_internal.hpp"
 #include "codecs/codec.hpp"
 #include "feedback/ef_server.hpp"
 #include "feedback/ef_worker.hpp"
@@ -19,9 +20,6 @@
 #define GW_STR2(x) #x
 #define GW_STR(x) GW_STR2(x)
 
-struct gw_codec_spec {
-    gw::CodecParams p;
-};
 struct gw_worker {
     gw::EfWorker impl;
 };
@@ -29,50 +27,7 @@ struct gw_server {
     gw::EfServer impl;
 };
 
-namespace {
-
-// Every option struct version from 1 to the current one is known.
-bool known_version(unsigned int v, unsigned int current) { return v >= 1 && v <= current; }
-
-// Fill a versioned struct with its INIT value, keeping the caller's version.
-template <class T>
-gw_status init_versioned(T* s, unsigned int version, unsigned int current, const T& init) {
-    if (!s) return GW_ERR_NULL_POINTER;
-    if (!known_version(version, current)) return GW_ERR_OPTIONS_VERSION;
-    *s = init;
-    s->version = version;
-    return GW_OK;
-}
-
-// True if [a, a+an) and [b, b+bn) share a byte.
-bool overlaps(const void* a, size_t an, const void* b, size_t bn) {
-    if (!a || !b || an == 0 || bn == 0) return false;
-    const uintptr_t x = reinterpret_cast<uintptr_t>(a), y = reinterpret_cast<uintptr_t>(b);
-    return x < y + bn && y < x + an;
-}
-
-bool valid_dtype(const gw_dtype& d) {
-    const int v = gw::enum_value(d);
-    return v == GW_DTYPE_F32 || v == GW_DTYPE_F16 || v == GW_DTYPE_BF16;
-}
-size_t dtype_size(gw_dtype d) { return d == GW_DTYPE_F32 ? 4 : 2; }
-
-// Length in bytes of n elements of dtype (n <= GW_MAX_ELEMENTS, so no overflow).
-size_t span_bytes(uint64_t n, size_t width) { return static_cast<size_t>(n * width); }
-
-// Out-of-range target values from C become 7: inside the C++ enum's value
-// range (so the cast is defined) but no target, so callees reject it.
-gw_simd_target checked_target(const gw_simd_target& t) {
-    const int v = gw::enum_value(t);
-    return static_cast<gw_simd_target>(v >= GW_SIMD_AUTO && v <= GW_SIMD_AVX512 ? v : 7);
-}
-
-const gw::Codec* checked_codec(const gw_codec_id& id) {
-    const int v = gw::enum_value(id);
-    return v > 0 ? gw::codec_for(static_cast<unsigned>(v)) : nullptr;
-}
-
-}  // namespace
+using namespace gw::api;
 
 extern "C" {
 
@@ -370,15 +325,7 @@ gw_status gw_worker_create(gw_worker** w, const gw_worker_options* o, const gw_c
     c.error_feedback = o->error_feedback == 1;
     c.tensor = o->tensor;
     c.seed = o->seed;
-    gw_worker* h = new (std::nothrow) gw_worker();
-    if (!h) return GW_ERR_OUT_OF_MEMORY;
-    const gw_status st = h->impl.init(c);
-    if (st != GW_OK) {
-        delete h;
-        return st;
-    }
-    *w = h;
-    return GW_OK;
+    return create_handle(w, c);
 }
 
 void gw_worker_free(gw_worker* w) { delete w; }
@@ -418,23 +365,13 @@ gw_status gw_worker_momentum(const gw_worker* w, float* out, uint64_t n) {
     return GW_OK;
 }
 
-gw_status gw_worker_save_bound(const gw_worker* w, size_t* bound) {
-    if (!w || !bound) return GW_ERR_NULL_POINTER;
-    *bound = gw::blob::save_bound(w->impl);
-    return GW_OK;
-}
+gw_status gw_worker_save_bound(const gw_worker* w, size_t* bound) { return save_bound(w, bound); }
 
 gw_status gw_worker_save(const gw_worker* w, void* blob, size_t capacity, size_t* written) {
-    if (!w || !blob || !written) return GW_ERR_NULL_POINTER;
-    if (capacity < gw::blob::save_bound(w->impl)) return GW_ERR_BUFFER_TOO_SMALL;
-    *written = gw::blob::save(w->impl, blob);
-    return GW_OK;
+    return save(w, blob, capacity, written);
 }
 
-gw_status gw_worker_load(gw_worker* w, const void* blob, size_t size) {
-    if (!w || (!blob && size)) return GW_ERR_NULL_POINTER;
-    return gw::blob::load(w->impl, blob, size);
-}
+gw_status gw_worker_load(gw_worker* w, const void* blob, size_t size) { return load(w, blob, size); }
 
 /* Server ------------------------------------------------------------------- */
 
@@ -473,15 +410,7 @@ gw_status gw_server_create(gw_server** s, const gw_server_options* o,
     c.error_feedback = o->error_feedback == 1;
     c.tensor = o->tensor;
     c.check_tag = o->check_tag == 1;
-    gw_server* h = new (std::nothrow) gw_server();
-    if (!h) return GW_ERR_OUT_OF_MEMORY;
-    const gw_status st = h->impl.init(c);
-    if (st != GW_OK) {
-        delete h;
-        return st;
-    }
-    *s = h;
-    return GW_OK;
+    return create_handle(s, c);
 }
 
 void gw_server_free(gw_server* s) { delete s; }
@@ -521,23 +450,13 @@ gw_status gw_server_residual(const gw_server* s, float* out, uint64_t n) {
     return GW_OK;
 }
 
-gw_status gw_server_save_bound(const gw_server* s, size_t* bound) {
-    if (!s || !bound) return GW_ERR_NULL_POINTER;
-    *bound = gw::blob::save_bound(s->impl);
-    return GW_OK;
-}
+gw_status gw_server_save_bound(const gw_server* s, size_t* bound) { return save_bound(s, bound); }
 
 gw_status gw_server_save(const gw_server* s, void* blob, size_t capacity, size_t* written) {
-    if (!s || !blob || !written) return GW_ERR_NULL_POINTER;
-    if (capacity < gw::blob::save_bound(s->impl)) return GW_ERR_BUFFER_TOO_SMALL;
-    *written = gw::blob::save(s->impl, blob);
-    return GW_OK;
+    return save(s, blob, capacity, written);
 }
 
-gw_status gw_server_load(gw_server* s, const void* blob, size_t size) {
-    if (!s || (!blob && size)) return GW_ERR_NULL_POINTER;
-    return gw::blob::load(s->impl, blob, size);
-}
+gw_status gw_server_load(gw_server* s, const void* blob, size_t size) { return load(s, blob, size); }
 
 /* RNG and CRC ---------------------------------------------------------------- */
 
