@@ -58,7 +58,12 @@ typedef enum gw_codec_id {
     GW_CODEC_BF16        = 3, /* bfloat16, round to nearest even, saturating */
     GW_CODEC_SIGN        = 4, /* 1 bit per element, decodes to +-1 (signSGD) */
     GW_CODEC_SCALED_SIGN = 5, /* blockwise ||v_b||_1/d_b * sign(v_b) */
-    GW_CODEC_TOPK        = 6  /* exact top-k by magnitude, sparse values + gap-coded indices */
+    GW_CODEC_TOPK        = 6, /* exact top-k by magnitude, sparse values + gap-coded indices */
+    GW_CODEC_CHUNK_TOPK  = 7, /* top k*c/n of every c-element chunk (ScaleCom's leader selection) */
+    GW_CODEC_SAMPLED_TOPK = 8, /* threshold from a sample, exact re-selection if too many (DGC) */
+    GW_CODEC_THRESHOLD   = 9, /* every |x_i| >= threshold */
+    GW_CODEC_RANDOMK     = 10, /* k positions drawn from (seed, step, tensor): values only */
+    GW_CODEC_INDEX       = 11  /* indices only (a selection message, e.g. CLT-k's leader) */
 } gw_codec_id;
 
 /* Codec parameters, set with gw_codec_spec_set(); gw_codec_param_bounds()
@@ -68,7 +73,10 @@ typedef enum gw_param {
     GW_PARAM_K           = 2, /* TOPK: entries kept, 0 = use GW_PARAM_DENSITY_PPM */
     GW_PARAM_DENSITY_PPM = 3, /* TOPK: k = ceil(n * ppm / 1e6) when GW_PARAM_K is 0 */
     GW_PARAM_VALUE_DTYPE = 4, /* TOPK: gw_dtype of the values on the wire */
-    GW_PARAM_ZSTD        = 5  /* TOPK: 1 = zstd stage when it makes the frame smaller, 0 = never */
+    GW_PARAM_ZSTD        = 5, /* TOPK: 1 = zstd stage when it makes the frame smaller, 0 = never */
+    GW_PARAM_CHUNK_SIZE  = 6, /* CHUNK_TOPK, INDEX: elements per chunk */
+    GW_PARAM_THRESHOLD   = 7, /* THRESHOLD: float32 bit pattern of the threshold (>= 0) */
+    GW_PARAM_SAMPLE_PPM  = 8  /* SAMPLED_TOPK: share of elements sampled, parts per million */
 } gw_param;
 
 typedef enum gw_simd_target {
