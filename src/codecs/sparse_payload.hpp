@@ -1,0 +1,67 @@
+// The sparse payload every selecting codec writes (top-k, chunk-wise top-k,
+// sampled top-k, threshold) and the gap-coded index planes they and the
+// index-only codec share (docs/wire-format.md, "Sparse payloads").
+//
+//   u32 nnz | nnz values (f32, or f16/bf16: 2 bytes) | gaps as 4 byte planes
+//
+// gap_i = idx_i - idx_{i-1} - 1 (idx_{-1} = -1); plane j holds byte j of
+// every gap, so the planes of small gaps are mostly zero bytes, which the
+// frame's zstd stage squeezes. Indices are strictly increasing by
+// construction; values are finite and nonzero (an entry stored as zero
+// carries nothing and is dropped), so decode + re-encode gives the same bytes.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "gradwire_types.h"
+#include "util/bytes.hpp"
+
+namespace gw::sparse {
+
+// Bytes of one value of wire dtype `vdt` (a gw_dtype value).
+inline size_t value_size(int64_t vdt) { return vdt == GW_DTYPE_F32 ? 4 : 2; }
+inline uint64_t payload_size(uint64_t nnz, int64_t vdt) { return 4 + nnz * (value_size(vdt) + 4); }
+
+// Gap planes of strictly increasing idx[0..nnz).
+void write_gaps(const uint32_t* idx, uint64_t nnz, uint8_t* planes);
+// GW_OK, or GW_ERR_FRAME_INDEX if an index reaches n.
+gw_status check_gaps(const uint8_t* planes, uint64_t nnz, uint64_t n);
+
+inline uint32_t gap_at(const uint8_t* planes, uint64_t nnz, uint64_t i) {
+    return uint32_t(planes[i]) | uint32_t(planes[nnz + i]) << 8 |
+           uint32_t(planes[2 * nnz + i]) << 16 | uint32_t(planes[3 * nnz + i]) << 24;
+}
+
+// Walks checked gap planes in chunks: f(count, idx) with idx[0..count).
+constexpr uint64_t kWalkChunk = 256;
+template <class F>
+void for_each_index(const uint8_t* planes, uint64_t nnz, F&& f) {
+    uint32_t idx[kWalkChunk];
+    uint64_t next = 0;  // idx_{i-1} + 1
+    for (uint64_t first = 0; first < nnz; first += kWalkChunk) {
+        const uint64_t c = nnz - first < kWalkChunk ? nnz - first : kWalkChunk;
+        for (uint64_t j = 0; j < c; ++j) {
+            next += gap_at(planes, nnz, first + j);
+            idx[j] = static_cast<uint32_t>(next);
+            ++next;
+        }
+        f(first, c, idx);
+    }
+}
+
+// Write the entries idx[0..k) (strictly increasing, < n) of x into payload
+// (room for payload_size(k, vdt)); *len = bytes written. idx and val
+// (k floats of scratch) are compacted in place to the kept entries. If
+// residual is non-null it becomes x - decoded (it may alias x).
+void write(int64_t vdt, const float* x, uint64_t n, uint32_t* idx, float* val, uint64_t k,
+           uint8_t* payload, uint64_t* len, float* residual);
+
+// Validate an untrusted payload holding at most max_nnz entries of [0, n).
+gw_status check(int64_t vdt, uint64_t max_nnz, const uint8_t* payload, uint64_t len, uint64_t n);
+
+// On a checked payload: out = decoded (zeros elsewhere); acc += alpha * decoded.
+void decode(int64_t vdt, const uint8_t* payload, uint64_t n, float* out);
+void accumulate(int64_t vdt, const uint8_t* payload, float alpha, float* acc);
+
+}  // namespace gw::sparse
