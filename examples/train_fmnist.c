@@ -226,13 +226,90 @@ static gw_codec_spec *topk_spec(const sim *s, const sim_slot *sl)
     return spec;
 }
 
+/* ------------------------------------------------------------------------ */
+/* SLGS: top-k with error feedback over the concatenated model (one selection */
+/* across all layers), frames all-gathered: every worker applies every frame. */
+/* ------------------------------------------------------------------------ */
+#define SPARSE_RATIO_LAGS 1000 /* c = d / k of LAGS and SLGS (the 1000x) */
+
+typedef struct slgs_state {
+    gw_worker **w; /* [worker]: the whole flat gradient */
+} slgs_state;
+
+static void *slgs_create(sim *s, const method *m)
+{
+    const config *cfg = s->cfg;
+    slgs_state *st = xcalloc(1, sizeof *st);
+    gw_codec_spec *spec;
+    int i;
+    (void)m;
+    check(gw_codec_spec_create(&spec, GW_CODEC_TOPK), "gw_codec_spec_create");
+    check(gw_codec_spec_set(spec, GW_PARAM_K, (MLP_NPARAM + SPARSE_RATIO_LAGS - 1) / SPARSE_RATIO_LAGS),
+          "gw_codec_spec_set(k)");
+    st->w = xcalloc((size_t)s->M, sizeof *st->w);
+    for (i = 0; i < s->M; i++) {
+        gw_worker_options wo = GW_WORKER_OPTIONS_INIT;
+        size_t cap;
+        wo.n = MLP_NPARAM;
+        wo.momentum = cfg->mu > 0.0 ? GW_MOMENTUM_NESTEROV : GW_MOMENTUM_NONE;
+        wo.mu = (float)cfg->mu;
+        check(gw_worker_create(&st->w[i], &wo, spec), "gw_worker_create");
+        check(gw_worker_frame_bound(st->w[i], &cap), "gw_worker_frame_bound");
+        frame_buf_alloc(SIM_PUSH(s, i, 0), cap);
+    }
+    gw_codec_spec_free(spec);
+    return st;
+}
+
+static gw_status slgs_push(void *state, sim *s, int i)
+{
+    slgs_state *st = state;
+    frame_buf *fb = SIM_PUSH(s, i, 0);
+    SIM_TRY(s, gw_worker_step(st->w[i], s->grad[i], GW_DTYPE_F32, MLP_NPARAM, s->lr, fb->data,
+                              fb->cap, &fb->size));
+    return GW_OK;
+}
+
+static gw_status no_serve(void *state, sim *s, int j)
+{
+    (void)state;
+    (void)s;
+    (void)j;
+    return GW_OK;
+}
+
+/* All-gather: x -= (lr / M) * sum_p D(frame_p), in rank order on every worker. */
+static gw_status slgs_apply(void *state, sim *s, int i)
+{
+    int p;
+    (void)state;
+    for (p = 0; p < s->M; p++) {
+        const frame_buf *fb = SIM_PUSH(s, p, 0);
+        SIM_TRY(s, gw_decode_accumulate(fb->data, fb->size, -s->lr / (float)s->M, s->x[i],
+                                        MLP_NPARAM));
+    }
+    return GW_OK;
+}
+
+static void slgs_destroy(void *state, sim *s)
+{
+    slgs_state *st = state;
+    int i;
+    for (i = 0; i < s->M; i++)
+        gw_worker_free(st->w[i]);
+    free(st->w);
+    free(st);
+}
+
 static const method methods[] = {
     {"sgdm", "full-precision SGD with Nesterov momentum (identity frames)", ps_create, ps_push,
-     ps_serve, ps_apply, ps_destroy, identity_spec, NULL, NULL},
+     ps_serve, ps_apply, ps_destroy, identity_spec, NULL, NULL, 0},
     {"ef", "dist-EF-blockSGDM, scaled sign both ways", ps_create, ps_push, ps_serve, ps_apply,
-     ps_destroy, scaled_sign_spec, "phi(W1)", ef_phi_w1},
+     ps_destroy, scaled_sign_spec, "phi(W1)", ef_phi_w1, 0},
     {"topk", "exact top-k 1% both ways with error feedback (SLGS per slice)", ps_create, ps_push,
-     ps_serve, ps_apply, ps_destroy, topk_spec, NULL, NULL},
+     ps_serve, ps_apply, ps_destroy, topk_spec, NULL, NULL, 0},
+    {"slgs", "SLGS: top-k 0.1% over the whole model, error feedback, all-gather", slgs_create,
+     slgs_push, no_serve, slgs_apply, slgs_destroy, NULL, NULL, NULL, 1},
 };
 #define NMETHOD ((int)(sizeof methods / sizeof methods[0]))
 enum { M_SGDM = 0, M_EF = 1 };
@@ -266,6 +343,13 @@ static double identity_bytes_per_step(const config *cfg)
     free(zeros);
     free(slot);
     return bytes;
+}
+
+/* The float32 bytes a method's traffic replaces: one-way methods have no
+ * broadcast back, so their reference is the M pushes alone. */
+static double method_ref_bytes(const method *m, double ref_bytes)
+{
+    return m->one_way ? ref_bytes / 2.0 : ref_bytes;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -384,7 +468,7 @@ int main(int argc, char **argv)
     for (m = 0; m < NMETHOD; m++)
         if (selected[m])
             res[m] = sim_run(&cfg, &methods[m], &p, &train_set, train_n, &test_set, test_n,
-                             ref_bytes);
+                             method_ref_bytes(&methods[m], ref_bytes));
     pool_destroy(&p);
 
     printf("\n== summary ==\n");
@@ -401,7 +485,8 @@ int main(int argc, char **argv)
         else
             snprintf(gap, sizeof gap, "-");
         printf("  %-6s %9.2f%% %11s %14.0f %12s %8.1fx %9.1fs  %s\n", methods[m].name,
-               r->test_acc, gap, r->bytes_per_step, b1, ref_bytes / r->bytes_per_step,
+               r->test_acc, gap, r->bytes_per_step, b1,
+               method_ref_bytes(&methods[m], ref_bytes) / r->bytes_per_step,
                r->seconds, r->replicas_identical ? "identical" : "DIFFER");
     }
 

@@ -100,6 +100,9 @@ struct method {
     /* A per-epoch diagnostic printed as "<diag_name> <value>". */
     const char *diag_name;
     double (*diag)(void *state, const sim *s);
+    /* 1: worker -> worker only (all-gather / all-reduce, no broadcast back);
+     * the float32 reference is then the M pushes alone. */
+    int one_way;
 };
 
 typedef struct run_result {
