@@ -182,7 +182,8 @@ void parse_args(int argc, char **argv, config *cfg, const char *method_names)
                 fprintf(stderr, "%s: cannot write %s\n", util_prog, val);
                 exit(EXIT_USAGE);
             }
-            fprintf(cfg->csv, "method,epoch,lr,train_loss,test_loss,test_acc,bytes_per_step\n");
+            fprintf(cfg->csv, "method,epoch,lr,train_loss,test_loss,test_acc,bytes_per_step,"
+                              "diag_name,diag\n");
         } else {
             fprintf(stderr, "%s: unknown option '%s'\n", util_prog, argv[i]);
             usage(stderr);

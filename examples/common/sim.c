@@ -222,7 +222,7 @@ run_result sim_run(const config *cfg, const method *m, pool *p, const dataset *t
 
     printf("\n== %s: %s ==\n", m->name, m->title);
     for (epoch = 1; epoch <= cfg->epochs; epoch++) {
-        double loss_sum = 0.0, bytes = 0.0, test_loss, acc;
+        double loss_sum = 0.0, bytes = 0.0, test_loss, acc, diag;
         const double te0 = now_seconds();
         int step;
         float lr = 0.0f;
@@ -264,13 +264,15 @@ run_result sim_run(const config *cfg, const method *m, pool *p, const dataset *t
                "  %8.0f B/step  ratio %5.1fx",
                epoch, cfg->epochs, lr, res.train_loss, test_loss, acc, res.bytes_per_step,
                ref_bytes / res.bytes_per_step);
+        diag = m->diag ? m->diag(ctx.state, &s) : 0.0;
         if (m->diag)
-            printf("  %s %.3f", m->diag_name, m->diag(ctx.state, &s));
+            printf("  %s %.3f", m->diag_name, diag);
         printf("  %.1f s\n", now_seconds() - te0);
         fflush(stdout);
         if (cfg->csv)
-            fprintf(cfg->csv, "%s,%d,%.6f,%.6f,%.6f,%.4f,%.0f\n", m->name, epoch, lr,
-                    res.train_loss, test_loss, acc, res.bytes_per_step);
+            fprintf(cfg->csv, "%s,%d,%.6f,%.6f,%.6f,%.4f,%.0f,%s,%.6f\n", m->name, epoch, lr,
+                    res.train_loss, test_loss, acc, res.bytes_per_step,
+                    m->diag ? m->diag_name : "", diag);
     }
     res.seconds = now_seconds() - t0;
 
