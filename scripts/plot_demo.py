@@ -21,7 +21,11 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 
 LABELS = {"sgdm": "full-precision SGD, Nesterov momentum",
-          "ef": "dist-EF-blockSGDM (1-bit, two-way)"}
+          "ef": "dist-EF-blockSGDM (1-bit, two-way)",
+          "topk": "top-k 1%, two-way",
+          "slgs": "SLGS: top-k 0.1% over the model",
+          "cltk": "ScaleCom CLT-k 1%",
+          "lags": "LAGS-SGD 0.1% per layer"}
 
 
 def read_runs(path):
@@ -32,12 +36,18 @@ def read_runs(path):
     return runs
 
 
-def plot(acc_ax, loss_ax, rows, label, style):
+def plot(acc_ax, loss_ax, diag_ax, rows, label, style):
     epochs = [int(r["epoch"]) for r in rows]
-    mib = float(rows[-1]["bytes_per_step"]) / 2**20
-    label = f"{label}: {mib:.2f} MiB/step, {float(rows[-1]['test_acc']):.2f}%"
-    acc_ax.plot(epochs, [float(r["test_acc"]) for r in rows], style, marker="o", label=label)
-    loss_ax.plot(epochs, [float(r["train_loss"]) for r in rows], style, marker="o", label=label)
+    kib = float(rows[-1]["bytes_per_step"]) / 2**10
+    label = f"{label}: {kib:,.1f} KiB/step, {float(rows[-1]['test_acc']):.2f}%"
+    line, = acc_ax.plot(epochs, [float(r["test_acc"]) for r in rows], style, marker="o",
+                        label=label)
+    loss_ax.plot(epochs, [float(r["train_loss"]) for r in rows], style, marker="o", label=label,
+                 color=line.get_color())
+    name = rows[-1].get("diag_name") or ""
+    if diag_ax is not None and name:
+        diag_ax.plot(epochs, [float(r["diag"]) for r in rows], style, marker="o",
+                     color=line.get_color(), label=name)
 
 
 def main():
@@ -52,13 +62,16 @@ def main():
     labels = dict(LABELS, **dict(args.label))
 
     runs = read_runs(args.src)
-    fig, (acc_ax, loss_ax) = plt.subplots(1, 2, figsize=(11, 5.0))
+    has_diag = any(rows[-1].get("diag_name") for rows in runs.values())
+    fig, axes = plt.subplots(1, 3 if has_diag else 2, figsize=(16 if has_diag else 11, 5.0))
+    acc_ax, loss_ax = axes[0], axes[1]
+    diag_ax = axes[2] if has_diag else None
     for method, rows in runs.items():
-        plot(acc_ax, loss_ax, rows, labels.get(method, method), "-")
+        plot(acc_ax, loss_ax, diag_ax, rows, labels.get(method, method), "-")
     for path, label in args.also:
         for method, rows in read_runs(path).items():
             if method != "sgdm":
-                plot(acc_ax, loss_ax, rows, label, "--")
+                plot(acc_ax, loss_ax, diag_ax, rows, label, "--")
     title = "Fashion-MNIST, MLP 784-256-10, 4 workers"
     if args.note:
         title += f", {args.note}"
@@ -69,7 +82,10 @@ def main():
     fig.suptitle(title)
     acc_ax.set(xlabel="epoch", ylabel="test accuracy (%)")
     loss_ax.set(xlabel="epoch", ylabel="train loss")
-    for ax in (acc_ax, loss_ax):
+    if diag_ax is not None:
+        diag_ax.set(xlabel="epoch", ylabel="diagnostic (see legend)")
+        diag_ax.legend(fontsize=8)
+    for ax in axes:
         ax.grid(alpha=0.3)
     handles, names = acc_ax.get_legend_handles_labels()
     fig.legend(handles, names, loc="lower center", ncol=1, fontsize=8, frameon=False)
