@@ -1,29 +1,20 @@
 /*
- * train_fmnist.c - gradwire's main demo: dist-EF-blockSGDM on Fashion-MNIST.
+ * train_fmnist.c - gradwire's main demo on Fashion-MNIST.
  *
  * M simulated workers train an MLP 784-256-10 (examples/common/mlp.h) and
- * exchange their gradients through gradwire, with two methods on the same
- * initial weights, data order and learning-rate schedule:
+ * exchange their gradients through gradwire, every method on the same
+ * initial weights, data order and learning-rate schedule. The methods, one
+ * file each in examples/methods/ (the gradwire calls live there):
  *
- *   sgdm  full-precision distributed SGD with Nesterov momentum: the
- *         error-feedback state machines with GW_CODEC_IDENTITY frames, where
- *         the residuals stay zero.
- *   ef    dist-EF-blockSGDM (docs/algorithms.md): blockwise scaled sign
- *         (||v_b||_1/d_b * sign(v_b)) from the workers to the servers and
- *         back, error feedback on both sides. Default blocks: one per row of
- *         a weight matrix, i.e. per output unit (--blocks).
+ *   sgdm  full-precision distributed SGD with Nesterov momentum (identity
+ *         frames through the error-feedback state machines: residuals stay 0)
+ *   ef    dist-EF-blockSGDM: blockwise scaled sign both ways, error feedback
+ *         on both sides; one block per weight row by default (--blocks)
+ *   topk  exact top-k 1% both ways, error feedback on both sides
+ *   slgs  SLGS: top-k 0.1% over the whole model, error feedback, all-gather
  *
- * Layout (the reduce-scatter / all-gather layout of the paper): every tensor
- * is cut into slices (examples/common/sim.h); each slice has one gw_server
- * and, on every worker, one gw_worker. A step: each worker steps its slice
- * state machines on its gradient and pushes the frames; each server averages
- * its M frames plus its own residual and broadcasts one frame; every worker
- * applies it to its replica with gw_decode_accumulate(frame, -lr).
- *
- * This file holds the gradwire calls; data, model, threads, command line and
- * the training loop are in examples/common/. A new method is a `method`
- * entry: for another codec in the same scheme, a spec function; for another
- * scheme, its own create/push/serve/apply.
+ * Data, model, threads, command line and the training loop are in
+ * examples/common/. A new method is a `method` entry in examples/methods/.
  *
  * Exit status: 0 on success (also when the comparison fails, unless --check),
  * 1 on errors or a failed --check, 2 on a bad command line, 77 when the data
@@ -42,6 +33,7 @@
 #include "common/pool.h"
 #include "common/sim.h"
 #include "common/util.h"
+#include "methods/methods.h"
 
 /* --check thresholds */
 #define GAP_LIMIT 1.0         /* accuracy points, full run */
@@ -51,266 +43,7 @@
 #define RATIO_LIMIT 25.0      /* float32 bytes / ef bytes: about 30x with per-row blocks;
                                  blocks under ~128 elements fall below 25x */
 
-/* ------------------------------------------------------------------------ */
-/* Error-feedback parameter server: one gw_worker per (worker, slot), one     */
-/* gw_server per slot; m->spec(slot) is the codec both ways.                  */
-/* ------------------------------------------------------------------------ */
-typedef struct ps_state {
-    gw_worker **w;  /* [worker * nslots + slot] */
-    gw_server **sv; /* [slot] */
-} ps_state;
-
-static void *ps_create(sim *s, const method *m)
-{
-    const config *cfg = s->cfg;
-    ps_state *ps = xcalloc(1, sizeof *ps);
-    int i, j;
-    ps->w = xcalloc((size_t)s->M * (size_t)s->nslots, sizeof *ps->w);
-    ps->sv = xcalloc((size_t)s->nslots, sizeof *ps->sv);
-    for (j = 0; j < s->nslots; j++) {
-        const sim_slot *sl = &s->slot[j];
-        const mlp_tensor *T = &mlp_tensors[sl->tensor];
-        gw_codec_spec *spec = m->spec(s, sl);
-        gw_server_options so = GW_SERVER_OPTIONS_INIT;
-        size_t cap;
-
-        so.total = T->rows * T->cols;
-        so.offset = sl->offset;
-        so.length = sl->len;
-        so.num_workers = (uint32_t)s->M;
-        so.tensor = sl->id; /* pushes must carry GW_TAG(sl->id, step) */
-        /* Broadcast with `spec`, and reject pushes of any other codec. */
-        check(gw_server_create(&ps->sv[j], &so, spec, spec), "gw_server_create");
-        check(gw_server_frame_bound(ps->sv[j], &cap), "gw_server_frame_bound");
-        frame_buf_alloc(&s->bcast[j], cap);
-
-        for (i = 0; i < s->M; i++) {
-            gw_worker_options wo = GW_WORKER_OPTIONS_INIT;
-            gw_worker **w = &ps->w[(size_t)i * s->nslots + j];
-            wo.n = sl->len;
-            wo.momentum = cfg->mu > 0.0 ? GW_MOMENTUM_NESTEROV : GW_MOMENTUM_NONE;
-            wo.mu = (float)cfg->mu;
-            wo.tensor = sl->id;
-            wo.seed = cfg->seed;
-            check(gw_worker_create(w, &wo, spec), "gw_worker_create");
-            check(gw_worker_frame_bound(*w, &cap), "gw_worker_frame_bound");
-            frame_buf_alloc(SIM_PUSH(s, i, j), cap);
-        }
-        gw_codec_spec_free(spec); /* the handles keep their own copies */
-    }
-    return ps;
-}
-
-/* Worker i: m = mu m + g; p = mu m + g + (lr_prev/lr) e; frame C(p); e = p - C(p). */
-static gw_status ps_push(void *state, sim *s, int i)
-{
-    ps_state *ps = state;
-    int j;
-    for (j = 0; j < s->nslots; j++) {
-        frame_buf *fb = SIM_PUSH(s, i, j);
-        SIM_TRY(s, gw_worker_step(ps->w[(size_t)i * s->nslots + j], s->grad[i] + s->slot[j].start,
-                                  GW_DTYPE_F32, s->slot[j].len, s->lr, fb->data, fb->cap,
-                                  &fb->size));
-    }
-    return GW_OK;
-}
-
-/* Server of slot j: average the M pushes (fixed order: deterministic sums),
- * q = mean + (lr_prev/lr) e_s, broadcast C(q), e_s = q - C(q). */
-static gw_status ps_serve(void *state, sim *s, int j)
-{
-    ps_state *ps = state;
-    frame_buf *out = &s->bcast[j];
-    int i;
-    for (i = 0; i < s->M; i++) {
-        const frame_buf *in = SIM_PUSH(s, i, j);
-        SIM_TRY(s, gw_server_push(ps->sv[j], in->data, in->size));
-    }
-    SIM_TRY(s, gw_server_step(ps->sv[j], s->lr, out->data, out->cap, &out->size));
-    return GW_OK;
-}
-
-/* Worker i: x -= lr * D(broadcast) for every slot. */
-static gw_status ps_apply(void *state, sim *s, int i)
-{
-    int j;
-    (void)state;
-    for (j = 0; j < s->nslots; j++) {
-        const frame_buf *fb = &s->bcast[j];
-        SIM_TRY(s, gw_decode_accumulate(fb->data, fb->size, -s->lr, s->x[i] + s->slot[j].start,
-                                        s->slot[j].len));
-    }
-    return GW_OK;
-}
-
-static void ps_destroy(void *state, sim *s)
-{
-    ps_state *ps = state;
-    size_t k;
-    for (k = 0; k < (size_t)s->M * (size_t)s->nslots; k++)
-        gw_worker_free(ps->w[k]);
-    for (k = 0; k < (size_t)s->nslots; k++)
-        gw_server_free(ps->sv[k]);
-    free(ps->w);
-    free(ps->sv);
-    free(ps);
-}
-
-/* ------------------------------------------------------------------------ */
-/* The codecs                                                                 */
-/* ------------------------------------------------------------------------ */
-static gw_codec_spec *identity_spec(const sim *s, const sim_slot *sl)
-{
-    gw_codec_spec *spec;
-    (void)s;
-    (void)sl;
-    check(gw_codec_spec_create(&spec, GW_CODEC_IDENTITY), "gw_codec_spec_create");
-    return spec;
-}
-
-/* Elements per scaled-sign block in slot sl (0: the whole slice is one block). */
-static uint32_t ef_block_size(const config *cfg, const sim_slot *sl)
-{
-    const mlp_tensor *T = &mlp_tensors[sl->tensor];
-    switch (cfg->blocks) {
-    case BLOCKS_ROW:
-        return T->is_weight ? (uint32_t)T->cols : 0; /* one scale per output unit */
-    case BLOCKS_FIXED:
-        return cfg->block_size;
-    case BLOCKS_TENSOR:
-    default:
-        return 0;
-    }
-}
-
-static gw_codec_spec *scaled_sign_spec(const sim *s, const sim_slot *sl)
-{
-    gw_codec_spec *spec;
-    check(gw_codec_spec_create(&spec, GW_CODEC_SCALED_SIGN), "gw_codec_spec_create");
-    check(gw_codec_spec_set(spec, GW_PARAM_BLOCK_SIZE, ef_block_size(s->cfg, sl)),
-          "gw_codec_spec_set(block_size)");
-    return spec;
-}
-
-/* Contraction factor of the scaled sign (docs/algorithms.md s.1) on worker 0's
- * last W1 gradient, mean over W1's slices: 1 for a flat vector, ~0.64 for
- * Gaussian noise; small values mean error feedback carries a lot of mass. */
-static double ef_phi_w1(void *state, const sim *s)
-{
-    double sum = 0.0;
-    int j, n = 0;
-    (void)state;
-    for (j = 0; j < s->nslots; j++) {
-        const sim_slot *sl = &s->slot[j];
-        double phi;
-        if (sl->tensor != MLP_W1)
-            continue;
-        check(gw_scaled_sign_phi(s->grad[0] + sl->start, sl->len, ef_block_size(s->cfg, sl),
-                                 &phi),
-              "gw_scaled_sign_phi");
-        sum += phi;
-        n++;
-    }
-    return n ? sum / n : 1.0;
-}
-
-/* Exact top-k, 1% of each slice, error feedback on both sides: with one slice
- * per tensor this is the SLGS baseline per layer. */
-static gw_codec_spec *topk_spec(const sim *s, const sim_slot *sl)
-{
-    gw_codec_spec *spec;
-    (void)s;
-    (void)sl;
-    check(gw_codec_spec_create(&spec, GW_CODEC_TOPK), "gw_codec_spec_create");
-    check(gw_codec_spec_set(spec, GW_PARAM_DENSITY_PPM, 10000), "gw_codec_spec_set(density)");
-    return spec;
-}
-
-/* ------------------------------------------------------------------------ */
-/* SLGS: top-k with error feedback over the concatenated model (one selection */
-/* across all layers), frames all-gathered: every worker applies every frame. */
-/* ------------------------------------------------------------------------ */
-#define SPARSE_RATIO_LAGS 1000 /* c = d / k of LAGS and SLGS (the 1000x) */
-
-typedef struct slgs_state {
-    gw_worker **w; /* [worker]: the whole flat gradient */
-} slgs_state;
-
-static void *slgs_create(sim *s, const method *m)
-{
-    const config *cfg = s->cfg;
-    slgs_state *st = xcalloc(1, sizeof *st);
-    gw_codec_spec *spec;
-    int i;
-    (void)m;
-    check(gw_codec_spec_create(&spec, GW_CODEC_TOPK), "gw_codec_spec_create");
-    check(gw_codec_spec_set(spec, GW_PARAM_K, (MLP_NPARAM + SPARSE_RATIO_LAGS - 1) / SPARSE_RATIO_LAGS),
-          "gw_codec_spec_set(k)");
-    st->w = xcalloc((size_t)s->M, sizeof *st->w);
-    for (i = 0; i < s->M; i++) {
-        gw_worker_options wo = GW_WORKER_OPTIONS_INIT;
-        size_t cap;
-        wo.n = MLP_NPARAM;
-        wo.momentum = cfg->mu > 0.0 ? GW_MOMENTUM_NESTEROV : GW_MOMENTUM_NONE;
-        wo.mu = (float)cfg->mu;
-        check(gw_worker_create(&st->w[i], &wo, spec), "gw_worker_create");
-        check(gw_worker_frame_bound(st->w[i], &cap), "gw_worker_frame_bound");
-        frame_buf_alloc(SIM_PUSH(s, i, 0), cap);
-    }
-    gw_codec_spec_free(spec);
-    return st;
-}
-
-static gw_status slgs_push(void *state, sim *s, int i)
-{
-    slgs_state *st = state;
-    frame_buf *fb = SIM_PUSH(s, i, 0);
-    SIM_TRY(s, gw_worker_step(st->w[i], s->grad[i], GW_DTYPE_F32, MLP_NPARAM, s->lr, fb->data,
-                              fb->cap, &fb->size));
-    return GW_OK;
-}
-
-static gw_status no_serve(void *state, sim *s, int j)
-{
-    (void)state;
-    (void)s;
-    (void)j;
-    return GW_OK;
-}
-
-/* All-gather: x -= (lr / M) * sum_p D(frame_p), in rank order on every worker. */
-static gw_status slgs_apply(void *state, sim *s, int i)
-{
-    int p;
-    (void)state;
-    for (p = 0; p < s->M; p++) {
-        const frame_buf *fb = SIM_PUSH(s, p, 0);
-        SIM_TRY(s, gw_decode_accumulate(fb->data, fb->size, -s->lr / (float)s->M, s->x[i],
-                                        MLP_NPARAM));
-    }
-    return GW_OK;
-}
-
-static void slgs_destroy(void *state, sim *s)
-{
-    slgs_state *st = state;
-    int i;
-    for (i = 0; i < s->M; i++)
-        gw_worker_free(st->w[i]);
-    free(st->w);
-    free(st);
-}
-
-static const method methods[] = {
-    {"sgdm", "full-precision SGD with Nesterov momentum (identity frames)", ps_create, ps_push,
-     ps_serve, ps_apply, ps_destroy, identity_spec, NULL, NULL, 0},
-    {"ef", "dist-EF-blockSGDM, scaled sign both ways", ps_create, ps_push, ps_serve, ps_apply,
-     ps_destroy, scaled_sign_spec, "phi(W1)", ef_phi_w1, 0},
-    {"topk", "exact top-k 1% both ways with error feedback (SLGS per slice)", ps_create, ps_push,
-     ps_serve, ps_apply, ps_destroy, topk_spec, NULL, NULL, 0},
-    {"slgs", "SLGS: top-k 0.1% over the whole model, error feedback, all-gather", slgs_create,
-     slgs_push, no_serve, slgs_apply, slgs_destroy, NULL, NULL, NULL, 1},
-};
+static const method *const methods[] = {&method_sgdm, &method_ef, &method_topk, &method_slgs};
 #define NMETHOD ((int)(sizeof methods / sizeof methods[0]))
 enum { M_SGDM = 0, M_EF = 1 };
 
@@ -366,7 +99,7 @@ static int select_methods(const char *list, int *selected)
     strcpy(buf, list);
     memset(selected, 0, sizeof(int) * NMETHOD);
     for (tok = strtok(buf, ","); tok; tok = strtok(NULL, ",")) {
-        for (m = 0; m < NMETHOD && strcmp(tok, methods[m].name); m++)
+        for (m = 0; m < NMETHOD && strcmp(tok, methods[m]->name); m++)
             ;
         if (m == NMETHOD) {
             fprintf(stderr, "%s: unknown method '%s' (try --help)\n", util_prog, tok);
@@ -433,7 +166,7 @@ int main(int argc, char **argv)
     setvbuf(stdout, NULL, _IOLBF, 0);
     for (m = 0; m < NMETHOD; m++)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", m ? ", " : "",
-                 methods[m].name);
+                 methods[m]->name);
     parse_args(argc, argv, &cfg, names);
     select_methods(cfg.methods, selected);
     if (cfg.check && !(selected[M_SGDM] && selected[M_EF])) {
@@ -467,8 +200,8 @@ int main(int argc, char **argv)
 
     for (m = 0; m < NMETHOD; m++)
         if (selected[m])
-            res[m] = sim_run(&cfg, &methods[m], &p, &train_set, train_n, &test_set, test_n,
-                             method_ref_bytes(&methods[m], ref_bytes));
+            res[m] = sim_run(&cfg, methods[m], &p, &train_set, train_n, &test_set, test_n,
+                             method_ref_bytes(methods[m], ref_bytes));
     pool_destroy(&p);
 
     printf("\n== summary ==\n");
@@ -484,9 +217,9 @@ int main(int argc, char **argv)
             snprintf(gap, sizeof gap, "%+.2f", res[M_SGDM].test_acc - r->test_acc);
         else
             snprintf(gap, sizeof gap, "-");
-        printf("  %-6s %9.2f%% %11s %14.0f %12s %8.1fx %9.1fs  %s\n", methods[m].name,
+        printf("  %-6s %9.2f%% %11s %14.0f %12s %8.1fx %9.1fs  %s\n", methods[m]->name,
                r->test_acc, gap, r->bytes_per_step, b1,
-               method_ref_bytes(&methods[m], ref_bytes) / r->bytes_per_step,
+               method_ref_bytes(methods[m], ref_bytes) / r->bytes_per_step,
                r->seconds, r->replicas_identical ? "identical" : "DIFFER");
     }
 

@@ -1,0 +1,18 @@
+/* methods.h: the ways the demo communicates gradients (one file each in
+ * examples/methods/), as `method` entries for the training loop in
+ * examples/common/sim.c. */
+#ifndef EXAMPLES_METHODS_H
+#define EXAMPLES_METHODS_H
+
+#include "common/sim.h"
+
+/* Compression of the sparse methods, c = d / k (the targets). */
+#define SPARSE_RATIO_LAGS 1000 /* LAGS-SGD and SLGS */
+
+extern const method method_sgdm, method_ef, method_topk; /* ps.c */
+extern const method method_slgs;                         /* slgs.c */
+
+/* A serve phase with nothing to do (worker-to-worker methods). */
+gw_status method_no_serve(void *state, sim *s, int slot);
+
+#endif
