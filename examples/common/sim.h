@@ -103,6 +103,9 @@ struct method {
     /* 1: worker -> worker only (all-gather / all-reduce, no broadcast back);
      * the float32 reference is then the M pushes alone. */
     int one_way;
+    /* --check on a full run: accuracy gap to sgdm at most gap_limit points,
+     * float32 bytes / method bytes at least min_ratio (0: not checked). */
+    double gap_limit, min_ratio;
 };
 
 typedef struct run_result {

@@ -70,10 +70,10 @@ static void slgs_destroy(void *state, sim *s)
     free(st);
 }
 
-const method method_slgs = {"slgs",
-                            "SLGS: top-k 0.1% over the whole model, error feedback, all-gather",
-                            slgs_create, slgs_push, method_no_serve, slgs_apply, slgs_destroy,
-                            NULL, NULL, NULL, 1};
+const method method_slgs = {
+    .name = "slgs", .title = "SLGS: top-k 0.1% over the whole model, error feedback, all-gather",
+    .create = slgs_create, .push = slgs_push, .serve = method_no_serve, .apply = slgs_apply,
+    .destroy = slgs_destroy, .one_way = 1, .gap_limit = 2.0, .min_ratio = 400.0};
 
 gw_status method_no_serve(void *state, sim *s, int slot)
 {
