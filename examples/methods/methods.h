@@ -15,4 +15,10 @@ extern const method method_slgs;                         /* slgs.c */
 /* A serve phase with nothing to do (worker-to-worker methods). */
 gw_status method_no_serve(void *state, sim *s, int slot);
 
+/* Local Nesterov momentum, as gw_worker's GW_MOMENTUM_NESTEROV computes it:
+ * u = mu u + g; p = mu u + g. The CLT-k and LAGS state machines take plain
+ * gradients, so those methods feed them p (momentum correction, as in Deep
+ * Gradient Compression): every method trains with the same momentum. */
+void method_nesterov(float *u, const float *g, float mu, float *p, size_t n);
+
 #endif

@@ -74,11 +74,3 @@ const method method_slgs = {
     .name = "slgs", .title = "SLGS: top-k 0.1% over the whole model, error feedback, all-gather",
     .create = slgs_create, .push = slgs_push, .serve = method_no_serve, .apply = slgs_apply,
     .destroy = slgs_destroy, .one_way = 1, .gap_limit = 2.0, .min_ratio = 400.0};
-
-gw_status method_no_serve(void *state, sim *s, int slot)
-{
-    (void)state;
-    (void)s;
-    (void)slot;
-    return GW_OK;
-}
