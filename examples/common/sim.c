@@ -82,6 +82,7 @@ static void sim_create(sim *s, const config *cfg)
     }
     s->push = xcalloc((size_t)M * (size_t)s->nslots, sizeof *s->push);
     s->bcast = xcalloc((size_t)s->nslots, sizeof *s->bcast);
+    s->extra_bytes = xcalloc((size_t)s->nslots, sizeof *s->extra_bytes);
     if (pthread_mutex_init(&s->err_mu, NULL))
         die("cannot initialize a mutex");
 }
@@ -105,6 +106,7 @@ static void sim_destroy(sim *s)
     free(s->scratch);
     free(s->push);
     free(s->bcast);
+    free(s->extra_bytes);
     free(s->slot);
     pthread_mutex_destroy(&s->err_mu);
 }
@@ -236,8 +238,10 @@ run_result sim_run(const config *cfg, const method *m, pool *p, const dataset *t
             s.batch_idx = perm + (size_t)step * M * B;
             for (j = 0; j < M * s.nslots; j++)
                 s.push[j].size = 0;
-            for (j = 0; j < s.nslots; j++)
+            for (j = 0; j < s.nslots; j++) {
                 s.bcast[j].size = 0;
+                s.extra_bytes[j] = 0.0;
+            }
 
             pool_run(p, task_push, &ctx, M);
             check_step(&s);
@@ -249,7 +253,7 @@ run_result sim_run(const config *cfg, const method *m, pool *p, const dataset *t
             for (j = 0; j < M * s.nslots; j++)
                 bytes += (double)s.push[j].size;
             for (j = 0; j < s.nslots; j++)
-                bytes += (double)M * (double)s.bcast[j].size;
+                bytes += (double)M * (double)s.bcast[j].size + s.extra_bytes[j];
             for (i = 0; i < M; i++)
                 step_loss += s.loss[i];
             loss_sum += step_loss / M;

@@ -15,8 +15,8 @@
  *                       broadcast frames
  *
  * Bytes are counted from the frames written in the step: every pushed frame,
- * plus every broadcast frame once per worker receiving it. A frame with
- * size 0 was not sent. At the end the driver checks that all replicas are
+ * plus every broadcast frame once per worker receiving it, plus the raw
+ * buffers a method reports in extra_bytes. A frame with size 0 was not sent. At the end the driver checks that all replicas are
  * bit-identical.
  */
 #ifndef EXAMPLES_SIM_H
@@ -60,6 +60,8 @@ typedef struct sim {
     float **grad;     /* [M] their last minibatch gradients */
     frame_buf *push;  /* [M * nslots]: see SIM_PUSH */
     frame_buf *bcast; /* [nslots] */
+    double *extra_bytes; /* [nslots]: bytes sent outside frames this step (raw
+                            value buffers of an all-reduce), set by serve */
     float lr;         /* learning rate of this step */
     /* driver-private */
     const dataset *train;
