@@ -275,6 +275,91 @@ GW_API gw_status gw_server_save(const gw_server *server, void *blob, size_t capa
 GW_API gw_status gw_server_load(gw_server *server, const void *blob, size_t size);
 
 /* ------------------------------------------------------------------------ */
+/* ScaleCom: CLT-k with low-pass filtered memory (one handle per tensor)     */
+/* ------------------------------------------------------------------------ */
+/* One round, on every worker (docs/algorithms.md s.4):
+ *   gw_cltk_begin    a = m + lr * g
+ *   gw_cltk_leader   who selects this round (step mod M, or the override);
+ *   gw_cltk_select   the leader only: the index frame of its chunk-wise top-k,
+ *                    which the transport broadcasts
+ *   gw_cltk_extract  values = a at the frame's indices: a raw float buffer of
+ *                    the same length and order on every worker, for an
+ *                    ordinary sum all-reduce
+ *   gw_cltk_apply    with the summed buffer: x[I] -= sum / M (x optional) and
+ *                    m = (1 - beta) m + beta (a - what was sent)
+ * A call out of order returns GW_ERR_SEQUENCE and changes nothing. The first
+ * warmup_steps rounds are dense: no leader (GW_CLTK_NO_LEADER), extract with
+ * no frame gives all n values. Checkpoints are taken between rounds. */
+#define GW_CLTK_OPTIONS_VERSION 1
+typedef struct gw_cltk_options {
+    unsigned int version;      /* GW_CLTK_OPTIONS_VERSION */
+    uint64_t n;                /* tensor length, 1..2^32-1 */
+    uint32_t num_workers;      /* M >= 1 */
+    uint32_t rank;             /* this worker, < M */
+    float beta;                /* low-pass filter in (0, 1]; 1 = plain error feedback */
+    uint64_t warmup_steps;     /* dense rounds before compression starts */
+    uint32_t tensor;           /* index frames are tagged GW_TAG(tensor, step) */
+} gw_cltk_options;
+#define GW_CLTK_OPTIONS_INIT { GW_CLTK_OPTIONS_VERSION, 0, 1, 0, 1.0f, 0, 0 }
+GW_API gw_status gw_cltk_options_init(gw_cltk_options *opts, unsigned int version);
+
+/* gw_cltk_leader during a dense warm-up round; for gw_cltk_set_leader: cyclic. */
+#define GW_CLTK_NO_LEADER 0xFFFFFFFFu
+#define GW_CLTK_CYCLIC 0xFFFFFFFFu
+
+typedef struct gw_cltk gw_cltk;
+/* `index`: a GW_CODEC_INDEX spec (k or density, chunk size); the handle keeps a copy. */
+GW_API gw_status gw_cltk_create(gw_cltk **cltk, const gw_cltk_options *opts,
+                                const gw_codec_spec *index);
+GW_API void gw_cltk_free(gw_cltk *cltk);
+/* Largest index frame gw_cltk_select writes. */
+GW_API gw_status gw_cltk_index_frame_bound(const gw_cltk *cltk, size_t *bound);
+/* Largest value buffer, in floats (k, or n when there are warm-up rounds). */
+GW_API gw_status gw_cltk_values_bound(const gw_cltk *cltk, size_t *count);
+GW_API gw_status gw_cltk_leader(const gw_cltk *cltk, uint32_t *leader);
+/* Fix the leader (a rank < M) from the next round on, or GW_CLTK_CYCLIC.
+ * Every worker must make the same call. Between rounds only. */
+GW_API gw_status gw_cltk_set_leader(gw_cltk *cltk, uint32_t leader);
+GW_API gw_status gw_cltk_begin(gw_cltk *cltk, const void *grad, gw_dtype dtype, uint64_t n,
+                               float lr);
+GW_API gw_status gw_cltk_select(gw_cltk *cltk, void *frame, size_t capacity, size_t *written);
+/* The leader's index frame (tag GW_TAG(tensor, step), the handle's index
+ * spec, n elements), or NULL/0 in a dense round. values must not overlap it. */
+GW_API gw_status gw_cltk_extract(gw_cltk *cltk, const void *frame, size_t size, float *values,
+                                 size_t capacity, size_t *count);
+/* `summed`: the element-wise sum over the M workers of their extracted
+ * values (count of them). x[0..n) may be NULL (then only the memory moves). */
+GW_API gw_status gw_cltk_apply(gw_cltk *cltk, const float *summed, size_t count, float *x,
+                               uint64_t n);
+/* Abandon the round in progress (e.g. after a transport failure). */
+GW_API gw_status gw_cltk_reset_round(gw_cltk *cltk);
+GW_API gw_status gw_cltk_step_count(const gw_cltk *cltk, uint64_t *steps);
+GW_API gw_status gw_cltk_memory(const gw_cltk *cltk, float *out, uint64_t n);
+/* Indices of the last extracted round, increasing (0..n-1 in a dense round). */
+GW_API gw_status gw_cltk_indices(const gw_cltk *cltk, uint32_t *idx, size_t capacity,
+                                 size_t *count);
+GW_API gw_status gw_cltk_save_bound(const gw_cltk *cltk, size_t *bound);
+/* GW_ERR_SEQUENCE in the middle of a round. */
+GW_API gw_status gw_cltk_save(const gw_cltk *cltk, void *blob, size_t capacity,
+                              size_t *written);
+/* Restore into a handle created with the same options and index spec; a
+ * round in progress is abandoned. */
+GW_API gw_status gw_cltk_load(gw_cltk *cltk, const void *blob, size_t size);
+
+/* ScaleCom's per-layer compression guidance from the layer's FLOPs per
+ * gradient element at the per-worker batch the paper used (32 for vision and
+ * speech): 400 up to 128, 50 below 196, 25 from 196 up. */
+GW_API gw_status gw_scalecom_rate(double flops_per_gradient, uint32_t *rate);
+
+/* Indices of an index frame (GW_CODEC_INDEX), increasing. */
+GW_API gw_status gw_index_frame_indices(const void *frame, size_t size, uint32_t *idx,
+                                        size_t capacity, size_t *count);
+/* Overlap of two increasing index sets: |A and B| / max(|A|, |B|), 1 when
+ * both are empty (1 - the normalized Hamming distance ScaleCom plots). */
+GW_API gw_status gw_index_overlap(const uint32_t *a, size_t na, const uint32_t *b, size_t nb,
+                                  double *overlap);
+
+/* ------------------------------------------------------------------------ */
 /* Counter-based random numbers (Philox4x32-10)                              */
 /* ------------------------------------------------------------------------ */
 /* Element i of (seed, step, tensor) is a pure function of those four values:

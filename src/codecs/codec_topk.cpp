@@ -23,12 +23,7 @@ constexpr ParamDef kParams[] = {
     {GW_PARAM_ZSTD, "zstd", 1, 0, 1, 1},
 };
 
-uint64_t k_of(const CodecParams& p, uint64_t n) {
-    const uint64_t k = static_cast<uint64_t>(p.v[kK]);
-    if (k > 0) return k < n ? k : n;
-    // n <= 2^32 and ppm <= 1e6: the product fits in 64 bits.
-    return (n * static_cast<uint64_t>(p.v[kDensity]) + 999999) / 1000000;
-}
+uint64_t k_of(const CodecParams& p, uint64_t n) { return sparse::k_of(p.v[kK], p.v[kDensity], n); }
 
 bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
     if (n > static_cast<uint64_t>(kMaxN)) return false;

@@ -14,11 +14,14 @@ extern const Codec kBf16Codec;
 extern const Codec kSignCodec;
 extern const Codec kScaledSignCodec;
 extern const Codec kTopkCodec;
+extern const Codec kChunkTopkCodec;
+extern const Codec kIndexCodec;
 
 namespace {
 // The registry: one line per codec.
 const Codec* const kCodecs[] = {
     &kIdentityCodec, &kFp16Codec, &kBf16Codec, &kSignCodec, &kScaledSignCodec, &kTopkCodec,
+    &kChunkTopkCodec, &kIndexCodec,
 };
 }  // namespace
 

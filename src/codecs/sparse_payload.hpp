@@ -19,6 +19,14 @@
 
 namespace gw::sparse {
 
+// Entries a k / density_ppm pair asks for on n elements: k if nonzero (at
+// most n), else ceil(n * ppm / 1e6).
+inline uint64_t k_of(int64_t k, int64_t ppm, uint64_t n) {
+    if (k > 0) return static_cast<uint64_t>(k) < n ? static_cast<uint64_t>(k) : n;
+    // n <= 2^32 and ppm <= 1e6: the product fits in 64 bits.
+    return (n * static_cast<uint64_t>(ppm) + 999999) / 1000000;
+}
+
 // Bytes of one value of wire dtype `vdt` (a gw_dtype value).
 inline size_t value_size(int64_t vdt) { return vdt == GW_DTYPE_F32 ? 4 : 2; }
 inline uint64_t payload_size(uint64_t nnz, int64_t vdt) { return 4 + nnz * (value_size(vdt) + 4); }

@@ -1,0 +1,51 @@
+#include "codecs/chunk_select.hpp"
+
+#include "codecs/sparse_payload.hpp"
+#include "kernels/kernels.hpp"
+
+namespace gw::chunks {
+
+uint64_t total_k(uint64_t k, uint64_t n, uint64_t c) {
+    if (n == 0) return 0;
+    c = chunk_len(c, n);
+    const uint64_t full = n / c, rest = n % c;
+    return full * chunk_k(k, n, c) + (rest ? chunk_k(k, n, rest) : 0);
+}
+
+uint64_t select(const float* x, uint64_t n, uint64_t k, uint64_t c, uint32_t* idx, void* work) {
+    if (n == 0 || k == 0) return 0;
+    const kern::Table& t = kern::active();
+    c = chunk_len(c, n);
+    uint64_t w = 0;
+    for (uint64_t off = 0; off < n; off += c) {
+        const uint64_t cj = n - off < c ? n - off : c;
+        const uint64_t kj = chunk_k(k, n, cj);
+        t.topk_select(x + off, cj, kj, idx + w, work);
+        // Chunk-local indices become tensor indices (off + cj <= n < 2^32).
+        for (uint64_t i = w; i < w + kj; ++i) idx[i] += static_cast<uint32_t>(off);
+        w += kj;
+    }
+    return w;
+}
+
+gw_status check_counts(const uint8_t* planes, uint64_t nnz, uint64_t n, uint64_t k, uint64_t c) {
+    if (nnz == 0) return GW_OK;
+    c = chunk_len(c, n);
+    uint64_t chunk = 0, in_chunk = 0;
+    bool ok = true;
+    sparse::for_each_index(planes, nnz, [&](uint64_t, uint64_t cnt, const uint32_t* idx) {
+        for (uint64_t j = 0; j < cnt && ok; ++j) {
+            const uint64_t cj_index = idx[j] / c;
+            if (cj_index != chunk) {
+                chunk = cj_index;
+                in_chunk = 0;
+            }
+            const uint64_t off = chunk * c;
+            const uint64_t cj = n - off < c ? n - off : c;
+            ok = ++in_chunk <= chunk_k(k, n, cj);
+        }
+    });
+    return ok ? GW_OK : GW_ERR_FRAME_INDEX;
+}
+
+}  // namespace gw::chunks

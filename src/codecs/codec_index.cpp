@@ -1,0 +1,96 @@
+// Index-only frames (docs/wire-format.md): the indices of the chunk-wise
+// top-k of x (codecs/chunk_select.hpp; chunk_size 0 = exact top-k), without
+// values. This is CLT-k's leader message: every worker then reads its own
+// values at those indices (feedback/cltk.hpp). Entries where x is zero carry
+// no selection and are dropped, so a frame decodes to a 0/1 mask whose
+// re-encoding gives the same bytes.
+//
+//   u32 count | count gaps as 4 byte planes (sparse_payload.hpp)
+#include <cstring>
+
+#include "codecs/chunk_select.hpp"
+#include "codecs/codec.hpp"
+#include "codecs/sparse_payload.hpp"
+#include "kernels/kernels.hpp"
+
+namespace gw {
+namespace {
+
+enum Slot { kK = 0, kDensity = 1, kChunk = 2, kZstd = 3 };
+constexpr int64_t kMaxN = UINT32_MAX;
+constexpr ParamDef kParams[] = {
+    {GW_PARAM_K, "k", 8, 0, kMaxN, 0},
+    {GW_PARAM_DENSITY_PPM, "density_ppm", 4, 0, 1000000, 10000},
+    {GW_PARAM_CHUNK_SIZE, "chunk_size", 4, 0, kMaxN, 65536},
+    {GW_PARAM_ZSTD, "zstd", 1, 0, 1, 1},
+};
+
+uint64_t k_of(const CodecParams& p, uint64_t n) { return sparse::k_of(p.v[kK], p.v[kDensity], n); }
+uint64_t max_count(const CodecParams& p, uint64_t n) {
+    return chunks::total_k(k_of(p, n), n, static_cast<uint64_t>(p.v[kChunk]));
+}
+
+bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
+    if (n > static_cast<uint64_t>(kMaxN)) return false;
+    *bytes = 4 + 4 * max_count(p, n);
+    return true;
+}
+
+gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
+                 uint8_t* payload, uint64_t* len, float* residual) {
+    if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
+    const uint64_t cap = max_count(p, n);
+    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(kern::kTopkScratchBytes + cap * 4));
+    if (!mem) return GW_ERR_OUT_OF_MEMORY;
+    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + kern::kTopkScratchBytes);
+    const uint64_t k =
+        chunks::select(x, n, k_of(p, n), static_cast<uint64_t>(p.v[kChunk]), idx, mem);
+    uint64_t count = 0;
+    for (uint64_t i = 0; i < k; ++i)
+        if (x[idx[i]] != 0.0f) idx[count++] = idx[i];
+    store_le<uint32_t>(payload, static_cast<uint32_t>(count));
+    sparse::write_gaps(idx, count, payload + 4);
+    *len = 4 + 4 * count;
+    if (residual) generic_residual(p, x, n, payload, *len, residual);
+    return GW_OK;
+}
+
+gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
+    if (len < 4) return GW_ERR_FRAME_LENGTH;
+    const uint64_t count = load_le<uint32_t>(payload);
+    if (count > max_count(p, n) || len != 4 + 4 * count) return GW_ERR_FRAME_LENGTH;
+    const gw_status st = sparse::check_gaps(payload + 4, count, n);
+    if (st != GW_OK) return st;
+    return chunks::check_counts(payload + 4, count, n, k_of(p, n),
+                                static_cast<uint64_t>(p.v[kChunk]));
+}
+
+// The mask: acc[i] += alpha * 1 at the selected indices (same arithmetic as
+// the dense kernels: t = alpha * v; acc = acc + t).
+void accumulate(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t, float alpha,
+                float* acc) {
+    sparse::for_each_index(payload + 4, load_le<uint32_t>(payload),
+                           [&](uint64_t, uint64_t c, const uint32_t* idx) {
+                               const float t = alpha * 1.0f;
+                               for (uint64_t j = 0; j < c; ++j) acc[idx[j]] = acc[idx[j]] + t;
+                           });
+}
+
+void decode(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n, float* out) {
+    std::memset(out, 0, n * sizeof(float));
+    accumulate(p, payload, len, n, 1.0f, out);
+}
+
+}  // namespace
+
+extern const Codec kIndexCodec = {GW_CODEC_INDEX, "index", kParams, 4, nullptr, max_payload,
+                                  encode, check, decode, accumulate};
+
+void index_payload_indices(const uint8_t* payload, uint32_t* out) {
+    sparse::for_each_index(payload + 4, load_le<uint32_t>(payload),
+                           [&](uint64_t first, uint64_t c, const uint32_t* idx) {
+                               std::memcpy(out + first, idx, c * sizeof(uint32_t));
+                           });
+}
+
+}  // namespace gw

@@ -1,0 +1,169 @@
+#include "feedback/cltk.hpp"
+
+#include <cmath>
+#include <cstring>
+
+#include "frame/frame.hpp"
+#include "feedback/machine.hpp"
+#include "kernels/kernels.hpp"
+
+namespace gw {
+namespace {
+enum : uint16_t {
+    kFieldN = 1, kFieldWorkers = 2, kFieldRank = 3, kFieldBeta = 4, kFieldWarmup = 5,
+    kFieldTensor = 6, kFieldCodec = 7, kFieldParams = 8, kFieldStep = 32, kFieldLeader = 33,
+    kFieldM = 64,
+};
+}  // namespace
+
+gw_status Cltk::init(const CltkConfig& c) {
+    cfg_ = c;
+    if (!frame::frame_bound(c.index, c.n, &frame_bound_)) return GW_ERR_INVALID_ARGUMENT;
+    // The index payload holds at most kmax indices: 4 + 4 kmax bytes.
+    uint64_t payload = 0;
+    c.index.codec->max_payload(c.index, c.n, &payload);
+    kmax_ = (payload - 4) / 4;
+    m_ = alloc_floats(c.n);
+    a_ = alloc_floats(c.n);
+    if (kmax_) idx_.reset(static_cast<uint32_t*>(std::calloc(kmax_, sizeof(uint32_t))));
+    if (!m_ || !a_ || (kmax_ && !idx_)) return GW_ERR_OUT_OF_MEMORY;
+    return GW_OK;
+}
+
+uint64_t Cltk::values_bound() const { return cfg_.warmup && cfg_.n > kmax_ ? cfg_.n : kmax_; }
+
+uint32_t Cltk::leader() const {
+    if (dense_round()) return kCltkCyclic;
+    return s_.leader != kCltkCyclic ? s_.leader : static_cast<uint32_t>(s_.step % cfg_.workers);
+}
+
+gw_status Cltk::set_leader(uint32_t leader) {
+    if (leader != kCltkCyclic && leader >= cfg_.workers) return GW_ERR_INVALID_ARGUMENT;
+    if (phase_ != kIdle) return GW_ERR_SEQUENCE;  // the round's leader is fixed once it began
+    s_.leader = leader;
+    return GW_OK;
+}
+
+gw_status Cltk::begin(const void* grad, gw_dtype dtype, float lr) {
+    if (phase_ != kIdle) return GW_ERR_SEQUENCE;
+    if (!(std::isfinite(lr) && lr > 0.0f)) return GW_ERR_INVALID_ARGUMENT;
+    const float* g = widen_to_f32(grad, dtype, cfg_.n, ws_.convert);
+    if (!g) return GW_ERR_OUT_OF_MEMORY;
+    const kern::Table& t = kern::active();
+    if (!t.all_finite(g, cfg_.n)) return GW_ERR_NONFINITE;
+    // a = m + lr * g (t = lr*g; a = m + t), into the round's own buffer.
+    std::memcpy(a_.get(), m_.get(), cfg_.n * sizeof(float));
+    t.axpy(lr, g, a_.get(), cfg_.n);
+    if (!t.all_finite(a_.get(), cfg_.n)) return GW_ERR_OVERFLOW;
+    phase_ = kBegun;
+    return GW_OK;
+}
+
+gw_status Cltk::select(void* frame, size_t capacity, size_t* written) {
+    if (phase_ != kBegun || leader() != cfg_.rank) return GW_ERR_SEQUENCE;
+    if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
+    const EncodeCtx ctx{0, s_.step, cfg_.tensor, &ws_.codec};
+    return frame::encode(cfg_.index, ctx, frame_tag(cfg_.tensor, s_.step), a_.get(), cfg_.n,
+                         frame, capacity, written, nullptr, ws_.stage);
+}
+
+gw_status Cltk::extract(const void* frame, size_t size, float* values, uint64_t capacity,
+                        uint64_t* count) {
+    if (phase_ != kBegun) return GW_ERR_SEQUENCE;
+    const float* a = a_.get();
+    if (dense_round()) {
+        if (frame || size) return GW_ERR_SEQUENCE;  // no index frame in a warm-up round
+        if (capacity < cfg_.n) return GW_ERR_BUFFER_TOO_SMALL;
+        std::memcpy(values, a, cfg_.n * sizeof(float));
+        count_ = cfg_.n;
+        dense_ = true;
+    } else {
+        if (!frame) return GW_ERR_NULL_POINTER;
+        frame::View v;
+        const gw_status st = frame::open(frame, size, true, ws_.stage, &v);
+        if (st != GW_OK) return st;
+        if (!params_equal(v.params, cfg_.index)) return GW_ERR_CODEC_MISMATCH;
+        if (v.count != cfg_.n) return GW_ERR_COUNT_MISMATCH;
+        if (v.tag != frame_tag(cfg_.tensor, s_.step)) return GW_ERR_TAG_MISMATCH;
+        const uint64_t k = load_le<uint32_t>(v.payload);
+        if (capacity < k) return GW_ERR_BUFFER_TOO_SMALL;
+        index_payload_indices(v.payload, idx_.get());
+        const uint32_t* idx = idx_.get();
+        for (uint64_t j = 0; j < k; ++j) values[j] = a[idx[j]];
+        count_ = k;
+        dense_ = false;
+    }
+    *count = count_;
+    phase_ = kExtracted;
+    return GW_OK;
+}
+
+gw_status Cltk::apply(const float* summed, uint64_t count, float* x) {
+    if (phase_ != kExtracted) return GW_ERR_SEQUENCE;
+    if (count != count_) return GW_ERR_COUNT_MISMATCH;
+    const kern::Table& t = kern::active();
+    if (!t.all_finite(summed, count)) return GW_ERR_NONFINITE;
+    const float workers = static_cast<float>(cfg_.workers);
+    const uint32_t* idx = idx_.get();
+    auto at = [&](uint64_t j) { return dense_ ? j : uint64_t(idx[j]); };
+    if (x) {
+        // x[I] -= sum / M, checked first so an overflow leaves x as it was.
+        for (uint64_t j = 0; j < count; ++j)
+            if (!std::isfinite(x[at(j)] - summed[j] / workers)) return GW_ERR_OVERFLOW;
+        for (uint64_t j = 0; j < count; ++j) x[at(j)] = x[at(j)] - summed[j] / workers;
+    }
+    // m = (1 - beta) m + beta (a - scatter(s, I)): what was sent leaves a.
+    float* a = a_.get();
+    for (uint64_t j = 0; j < count; ++j) a[at(j)] = 0.0f;
+    float* m = m_.get();
+    if (cfg_.beta == 1.0f) {
+        std::memcpy(m, a, cfg_.n * sizeof(float));
+    } else {
+        const float keep = 1.0f - cfg_.beta, beta = cfg_.beta;
+        for (uint64_t i = 0; i < cfg_.n; ++i) {
+            const float t1 = keep * m[i], t2 = beta * a[i];
+            m[i] = t1 + t2;
+        }
+    }
+    ++s_.step;
+    phase_ = kIdle;
+    return GW_OK;
+}
+
+void Cltk::memory(float* out) const { std::memcpy(out, m_.get(), cfg_.n * sizeof(float)); }
+
+void Cltk::indices(uint32_t* out) const {
+    if (dense_) {
+        for (uint64_t i = 0; i < count_; ++i) out[i] = static_cast<uint32_t>(i);
+    } else if (count_) {
+        std::memcpy(out, idx_.get(), count_ * sizeof(uint32_t));
+    }
+}
+
+template <class V> void Cltk::fields(V& v, Scalars& s) {
+    uint8_t params[64];
+    write_params(cfg_.index, params);
+    v.config(kFieldN, cfg_.n);
+    v.config(kFieldWorkers, cfg_.workers);
+    v.config(kFieldRank, cfg_.rank);
+    v.config(kFieldBeta, cfg_.beta);
+    v.config(kFieldWarmup, cfg_.warmup);
+    v.config(kFieldTensor, cfg_.tensor);
+    v.config(kFieldCodec, static_cast<uint8_t>(cfg_.index.codec->id));
+    v.config_bytes(kFieldParams, params, params_wire_size(*cfg_.index.codec));
+    v.scalar(kFieldStep, s.step);
+    v.scalar(kFieldLeader, s.leader);
+    v.floats(kFieldM, m_.get(), cfg_.n);
+}
+
+template void Cltk::fields(blob::Sizer&, Scalars&);
+template void Cltk::fields(blob::Writer&, Scalars&);
+template void Cltk::fields(blob::Reader&, Scalars&);
+
+uint32_t scalecom_rate(double flops_per_gradient) {
+    if (!(std::isfinite(flops_per_gradient) && flops_per_gradient > 0.0)) return 0;
+    if (flops_per_gradient <= 128.0) return 400;
+    return flops_per_gradient < 196.0 ? 50 : 25;
+}
+
+}  // namespace gw

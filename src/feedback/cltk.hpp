@@ -1,0 +1,109 @@
+// ScaleCom's CLT-k with low-pass filtered memory (docs/algorithms.md s.4),
+// per tensor, on worker `rank` of M:
+//
+//   begin    a = m + lr * g
+//   select   (the leader j = t mod M, or an override) I = chunk-wise top-k
+//            of its a, sent as an index frame (the index codec)
+//   extract  s = a[I]: k raw floats, in index order on every worker, that the
+//            transport sums with an ordinary all-reduce
+//   apply    x[I] -= sum / M;  m = (1 - beta) m + beta (a - scatter(s, I))
+//
+// Phases are enforced: a call out of order returns GW_ERR_SEQUENCE and
+// changes nothing; reset_round abandons a round (a transport failure). The
+// first `warmup` rounds are dense (no leader, no index frame: s = a whole).
+// beta = 1 is plain error feedback (m = a - scatter(s, I), bit for bit).
+// Checkpoints are taken between rounds (GW_ERR_SEQUENCE mid-round: the round
+// holds a and I, which the next begin recomputes anyway); loading ends any
+// round in progress.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+
+#include "codecs/codec.hpp"
+#include "feedback/state_blob.hpp"
+#include "util/buffer.hpp"
+#include "util/scratch.hpp"
+
+namespace gw {
+
+constexpr uint32_t kCltkCyclic = 0xFFFFFFFFu;  // no override: leader = t mod M
+
+struct CltkConfig {
+    uint64_t n = 0;
+    uint32_t workers = 1;
+    uint32_t rank = 0;
+    float beta = 1.0f;
+    uint64_t warmup = 0;
+    uint32_t tensor = 0;
+    CodecParams index;  // the index codec: k / density and chunk size
+};
+
+class Cltk {
+  public:
+    static constexpr blob::Kind kBlobKind = blob::kCltk;
+
+    gw_status init(const CltkConfig& c);
+
+    size_t index_frame_bound() const { return frame_bound_; }
+    // Length of the largest value buffer (k, or n with dense warm-up rounds).
+    uint64_t values_bound() const;
+    // The leader of the current round; kCltkCyclic during a dense warm-up round.
+    uint32_t leader() const;
+    gw_status set_leader(uint32_t leader);  // a rank, or kCltkCyclic
+
+    gw_status begin(const void* grad, gw_dtype dtype, float lr);
+    gw_status select(void* frame, size_t capacity, size_t* written);
+    // frame may be null (size 0) only in a dense round.
+    gw_status extract(const void* frame, size_t size, float* values, uint64_t capacity,
+                      uint64_t* count);
+    // x may be null: only the memory is updated (the caller applies the sum).
+    gw_status apply(const float* summed, uint64_t count, float* x);
+    void reset_round() { phase_ = kIdle; }
+
+    uint64_t steps() const { return s_.step; }
+    const CltkConfig& config() const { return cfg_; }
+    void memory(float* out) const;
+    // The indices of the last extracted round (all n in a dense round).
+    uint64_t index_count() const { return count_; }
+    void indices(uint32_t* out) const;
+    bool between_rounds() const { return phase_ == kIdle; }
+
+    // Checkpoints (feedback/state_blob.hpp).
+    struct Scalars {
+        uint64_t step = 0;
+        uint32_t leader = kCltkCyclic;  // the override
+    };
+    Scalars scalars() const { return s_; }
+    bool scalars_valid(const Scalars& s) const {
+        return s.leader == kCltkCyclic || s.leader < cfg_.workers;
+    }
+    void set_scalars(const Scalars& s) {
+        s_ = s;
+        phase_ = kIdle;
+    }
+    template <class V> void fields(V& v, Scalars& s);
+
+  private:
+    enum Phase { kIdle, kBegun, kExtracted };
+    bool dense_round() const { return s_.step < cfg_.warmup; }
+
+    CltkConfig cfg_;
+    size_t frame_bound_ = 0;
+    uint64_t kmax_ = 0;
+    FloatBuf m_, a_;         // memory; this round's accumulator
+    std::unique_ptr<uint32_t[], FreeDeleter> idx_;  // this round's indices (kmax_)
+    uint64_t count_ = 0;     // entries this round (n when dense)
+    bool dense_ = false;     // the extracted round was dense
+    Phase phase_ = kIdle;
+    Scalars s_;
+    Workspace ws_;
+};
+
+// ScaleCom's per-layer rate guidance from a layer's FLOPs per gradient
+// element (at the paper's per-worker batch): 400x up to 128, 50x below 196,
+// 25x from 196 up; 0 for a ratio that is not finite and positive.
+uint32_t scalecom_rate(double flops_per_gradient);
+
+}  // namespace gw

@@ -1,0 +1,240 @@
+// Chunk-wise top-k and index-only frames (docs/algorithms.md s.4): the
+// selection matches a per-chunk sort reference on every SIMD target, on
+// random, tied, all-equal, denormal and zero inputs, k = 0, k = n, n = 1 and
+// every chunk layout; frames are canonical; decoders reject chunks holding
+// more than their share; the index-set helpers.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <map>
+
+#include "ref_algorithms.hpp"
+#include "test_util.hpp"
+
+using gwtest::bits_equal;
+using gwtest::payload_offset;
+using gwtest::random_floats;
+using gwtest::refresh_crc;
+using gwtest::Spec;
+using ref::Vec;
+
+namespace {
+
+// Entries of a c_j-element chunk: min(c_j, ceil(k c_j / n)).
+uint64_t chunk_k(uint64_t k, uint64_t n, uint64_t cj) { return std::min(cj, (k * cj + n - 1) / n); }
+
+// Reference: ref::topk (a full stable sort) on every chunk.
+Vec chunk_topk_ref(const Vec& x, uint64_t k, uint64_t chunk, int dtype) {
+    const uint64_t n = x.size();
+    const uint64_t c = chunk == 0 || chunk > n ? n : chunk;
+    Vec out(n, 0.0f);
+    for (uint64_t off = 0; off < n; off += c) {
+        const uint64_t cj = std::min(c, n - off);
+        const Vec part(x.begin() + off, x.begin() + off + cj);
+        const Vec sel = ref::topk(part, chunk_k(k, n, cj), dtype);
+        std::copy(sel.begin(), sel.end(), out.begin() + off);
+    }
+    return out;
+}
+
+Spec chunked(gw_codec_id id, int64_t k, int64_t chunk, gw_dtype vt = GW_DTYPE_F32, int zstd = 1) {
+    Spec s(id);
+    s.set(GW_PARAM_K, k).set(GW_PARAM_CHUNK_SIZE, chunk).set(GW_PARAM_ZSTD, zstd);
+    if (k == 0) s.set(GW_PARAM_DENSITY_PPM, 0);
+    if (id == GW_CODEC_CHUNK_TOPK) s.set(GW_PARAM_VALUE_DTYPE, vt);
+    return s;
+}
+
+std::map<std::string, Vec> inputs(size_t n) {
+    std::map<std::string, Vec> m;
+    m["normal"] = random_floats(n, 21);
+    m["zeros"] = Vec(n, 0.0f);
+    m["all_equal"] = Vec(n, 1.5f);
+    Vec few(n), tiny(n), sparse(n, 0.0f);
+    std::mt19937 rng(9);
+    for (size_t i = 0; i < n; ++i) {
+        const int r = int(rng() % 4);
+        few[i] = r == 0 ? -0.0f : (r < 2 ? 2.0f : -2.0f);
+        tiny[i] = (i % 2 ? -1.0f : 1.0f) * FLT_TRUE_MIN * float(1 + i % 5);
+        if (i % 17 == 3) sparse[i] = float(i % 5) - 2.0f;  // fewer nonzeros than k in some chunks
+    }
+    m["few_distinct"] = few;
+    m["denormals"] = tiny;
+    m["sparse"] = sparse;
+    return m;
+}
+
+}  // namespace
+
+TEST(ChunkTopk, MatchesPerChunkReferenceOnEveryTarget) {
+    for (size_t n : {size_t(1), size_t(2), size_t(17), size_t(1000), size_t(70001)}) {
+        const std::vector<uint64_t> chunks = {0, 1, 7, 64, n > 1 ? n - 1 : 1, n, n + 3, 65536};
+        const std::vector<uint64_t> ks = {0, 1, n / 100, n / 10, n - 1, n};
+        for (const auto& named : inputs(n))
+            for (uint64_t c : chunks)
+                for (uint64_t k : ks) {
+                    if (n > 1000 && c != 0 && c < 64) continue;  // tiny chunks: small n suffices
+                    const Vec& x = named.second;
+                    SCOPED_TRACE(testing::Message() << "n " << n << " input " << named.first
+                                                    << " chunk " << c << " k " << k);
+                    const gw_dtype vt = k % 2 ? GW_DTYPE_BF16 : GW_DTYPE_F32;
+                    const Spec vals = chunked(GW_CODEC_CHUNK_TOPK, int64_t(k), int64_t(c), vt);
+                    const Spec idx = chunked(GW_CODEC_INDEX, int64_t(k), int64_t(c));
+                    const Vec want = chunk_topk_ref(x, std::min<uint64_t>(k, n), c, vt);
+                    Vec mask(n, 0.0f);
+                    const Vec sel = chunk_topk_ref(x, std::min<uint64_t>(k, n), c, GW_DTYPE_F32);
+                    for (size_t i = 0; i < n; ++i) mask[i] = sel[i] != 0.0f ? 1.0f : 0.0f;
+                    std::vector<uint8_t> first_vals, first_idx;
+                    gwtest::for_each_target([&](gw_simd_target) {
+                        const auto fv = gwtest::encode(vals, x), fi = gwtest::encode(idx, x);
+                        if (first_vals.empty()) {
+                            first_vals = fv;
+                            first_idx = fi;
+                        }
+                        ASSERT_EQ(fv, first_vals) << "frame bytes differ between targets";
+                        ASSERT_EQ(fi, first_idx) << "frame bytes differ between targets";
+                        ASSERT_TRUE(bits_equal(gwtest::decode(fv, n), want));
+                        ASSERT_TRUE(bits_equal(gwtest::decode(fi, n), mask));
+                    });
+                    // Canonical: decoding and re-encoding gives the same bytes.
+                    ASSERT_EQ(gwtest::encode(vals, gwtest::decode(first_vals, n)), first_vals);
+                    ASSERT_EQ(gwtest::encode(idx, gwtest::decode(first_idx, n)), first_idx);
+                }
+    }
+}
+
+TEST(ChunkTopk, OneChunkIsExactTopk) {
+    const Vec x = random_floats(5000, 4);
+    Spec topk(GW_CODEC_TOPK);
+    topk.set(GW_PARAM_K, 50).set(GW_PARAM_ZSTD, 0);
+    EXPECT_TRUE(bits_equal(gwtest::decode(gwtest::encode(chunked(GW_CODEC_CHUNK_TOPK, 50, 0, GW_DTYPE_F32, 0), x), 5000),
+                           gwtest::decode(gwtest::encode(topk, x), 5000)));
+}
+
+TEST(ChunkTopk, ResidualAndNanPolicy) {
+    const size_t n = 3000;
+    const Vec x = random_floats(n, 5);
+    for (gw_codec_id id : {GW_CODEC_CHUNK_TOPK, GW_CODEC_INDEX}) {
+        const Spec s = chunked(id, 30, 256);
+        // gw_encode refuses NaN/Inf before writing anything.
+        for (float bad : {NAN, INFINITY}) {
+            Vec y = x;
+            y[1234] = bad;
+            std::vector<uint8_t> out(100000, 0xAB);
+            size_t written = 7;
+            EXPECT_EQ(gw_encode(s, nullptr, y.data(), GW_DTYPE_F32, n, out.data(), out.size(), &written),
+                      GW_ERR_NONFINITE);
+            EXPECT_EQ(written, 7u);
+            EXPECT_EQ(out[0], 0xAB);
+        }
+    }
+    // A worker with the chunk_topk codec keeps exactly what it did not send.
+    gw_worker_options o = GW_WORKER_OPTIONS_INIT;
+    o.n = n;
+    o.momentum = GW_MOMENTUM_NONE;
+    o.mu = 0.0f;
+    gw_worker* w = nullptr;
+    const Spec s = chunked(GW_CODEC_CHUNK_TOPK, 30, 256);
+    ASSERT_EQ(gw_worker_create(&w, &o, s), GW_OK);
+    size_t bound = 0, written = 0;
+    ASSERT_EQ(gw_worker_frame_bound(w, &bound), GW_OK);
+    std::vector<uint8_t> f(bound);
+    ASSERT_EQ(gw_worker_step(w, x.data(), GW_DTYPE_F32, n, 1.0f, f.data(), f.size(), &written), GW_OK);
+    f.resize(written);
+    Vec e(n), d = gwtest::decode(f, n);
+    ASSERT_EQ(gw_worker_residual(w, e.data(), n), GW_OK);
+    for (size_t i = 0; i < n; ++i) ASSERT_EQ(e[i] + d[i], x[i]) << i;
+    gw_worker_free(w);
+}
+
+namespace {
+
+// A raw (no zstd) frame of `id` for n elements whose payload is replaced by p.
+std::vector<uint8_t> with_payload(gw_codec_id id, size_t n, int64_t k, int64_t c,
+                                  const std::vector<uint8_t>& p) {
+    auto f = gwtest::encode(chunked(id, k, c, GW_DTYPE_F32, 0), random_floats(n, 2));
+    f.resize(payload_offset(f));
+    f.insert(f.end(), p.begin(), p.end());
+    const uint64_t len = p.size();
+    std::memcpy(&f[24], &len, 8);
+    gwtest::refresh_header_crc(f);
+    f.resize(f.size() + 4);
+    refresh_crc(f);
+    return f;
+}
+
+// Sparse payloads: u32 count | [values] | gap planes.
+std::vector<uint8_t> payload(std::vector<uint32_t> idx, bool values) {
+    const uint32_t nnz = uint32_t(idx.size());
+    const size_t vs = values ? 4 : 0;
+    std::vector<uint8_t> p(4 + nnz * (vs + 4));
+    std::memcpy(p.data(), &nnz, 4);
+    uint32_t next = 0;
+    for (uint32_t i = 0; i < nnz; ++i) {
+        const float v = 1.0f + float(i);
+        if (values) std::memcpy(&p[4 + 4 * i], &v, 4);
+        const uint32_t gap = idx[i] - next;
+        for (int b = 0; b < 4; ++b) p[4 + nnz * vs + b * nnz + i] = uint8_t(gap >> (8 * b));
+        next = idx[i] + 1;
+    }
+    return p;
+}
+
+gw_status status(const std::vector<uint8_t>& f, size_t n) {
+    Vec out(n);
+    return gw_decode(f.data(), f.size(), out.data(), n, nullptr);
+}
+
+}  // namespace
+
+TEST(ChunkTopk, DecodersEnforceEveryChunksShare) {
+    // n = 20, chunks of 8 (8, 8, 4), k = 6: k_j = 3, 3, 2.
+    for (gw_codec_id id : {GW_CODEC_CHUNK_TOPK, GW_CODEC_INDEX}) {
+        const bool v = id == GW_CODEC_CHUNK_TOPK;
+        SCOPED_TRACE(gw_codec_name(id));
+        EXPECT_EQ(status(with_payload(id, 20, 6, 8, payload({0, 1, 2, 8, 9, 10, 16, 19}, v)), 20), GW_OK);
+        // Four entries in the first chunk: within the total (8) but not its share.
+        EXPECT_EQ(status(with_payload(id, 20, 6, 8, payload({0, 1, 2, 3}, v)), 20), GW_ERR_FRAME_INDEX);
+        EXPECT_EQ(status(with_payload(id, 20, 6, 8, payload({16, 17, 18}, v)), 20), GW_ERR_FRAME_INDEX);
+        // More than the total, an index past n, a short payload.
+        EXPECT_EQ(status(with_payload(id, 20, 6, 8, payload({0, 1, 2, 8, 9, 10, 16, 17, 19}, v)), 20),
+                  GW_ERR_FRAME_LENGTH);
+        EXPECT_EQ(status(with_payload(id, 20, 6, 8, payload({0, 20}, v)), 20), GW_ERR_FRAME_INDEX);
+        auto p = payload({0, 1}, v);
+        p.pop_back();
+        EXPECT_EQ(status(with_payload(id, 20, 6, 8, p), 20), GW_ERR_FRAME_LENGTH);
+        EXPECT_EQ(status(with_payload(id, 20, 6, 8, {1, 0}), 20), GW_ERR_FRAME_LENGTH);
+    }
+}
+
+TEST(IndexSets, FrameIndicesAndOverlap) {
+    const Vec x = {0, 5, -1, 0, 3, 0, 0, -7, 0.5f, 0};
+    const auto f = gwtest::encode(chunked(GW_CODEC_INDEX, 4, 0), x);
+    uint32_t idx[10];
+    size_t count = 0;
+    ASSERT_EQ(gw_index_frame_indices(f.data(), f.size(), idx, 10, &count), GW_OK);
+    ASSERT_EQ(count, 4u);
+    EXPECT_EQ(std::vector<uint32_t>(idx, idx + 4), (std::vector<uint32_t>{1, 2, 4, 7}));
+    EXPECT_EQ(gw_index_frame_indices(f.data(), f.size(), idx, 3, &count), GW_ERR_BUFFER_TOO_SMALL);
+    EXPECT_EQ(gw_index_frame_indices(f.data(), f.size() - 1, idx, 10, &count), GW_ERR_FRAME_TRUNCATED);
+    Spec topk(GW_CODEC_TOPK);
+    const auto g = gwtest::encode(topk, x);
+    EXPECT_EQ(gw_index_frame_indices(g.data(), g.size(), idx, 10, &count), GW_ERR_CODEC_MISMATCH);
+    // Fewer nonzeros than k: zeros are not selected.
+    const auto h = gwtest::encode(chunked(GW_CODEC_INDEX, 8, 0), x);
+    ASSERT_EQ(gw_index_frame_indices(h.data(), h.size(), idx, 10, &count), GW_OK);
+    EXPECT_EQ(count, 5u);
+
+    const uint32_t a[] = {1, 2, 4, 7}, b[] = {2, 3, 7}, bad[] = {3, 3};
+    double ov = -1;
+    ASSERT_EQ(gw_index_overlap(a, 4, b, 3, &ov), GW_OK);
+    EXPECT_DOUBLE_EQ(ov, 2.0 / 4.0);
+    ASSERT_EQ(gw_index_overlap(a, 4, a, 4, &ov), GW_OK);
+    EXPECT_DOUBLE_EQ(ov, 1.0);
+    ASSERT_EQ(gw_index_overlap(nullptr, 0, nullptr, 0, &ov), GW_OK);
+    EXPECT_DOUBLE_EQ(ov, 1.0);
+    ASSERT_EQ(gw_index_overlap(a, 4, nullptr, 0, &ov), GW_OK);
+    EXPECT_DOUBLE_EQ(ov, 0.0);
+    EXPECT_EQ(gw_index_overlap(bad, 2, a, 4, &ov), GW_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(gw_index_overlap(a, 4, nullptr, 1, &ov), GW_ERR_NULL_POINTER);
+}
