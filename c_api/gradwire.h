@@ -370,6 +370,93 @@ GW_API gw_status gw_rng_u32(uint64_t seed, uint32_t step, uint32_t tensor, uint6
 GW_API gw_status gw_rng_uniform(uint64_t seed, uint32_t step, uint32_t tensor,
                                 uint64_t first, float *out, size_t n);
 
+/* ------------------------------------------------------------------------ */
+/* LAGS-SGD: layer-wise adaptive sparsification (one handle per layer)       */
+/* ------------------------------------------------------------------------ */
+/* Per layer, as its gradient becomes ready in backward order
+ * (docs/algorithms.md s.7):  acc = eps + lr * g;  frame = TopK(acc, k_l);
+ * eps = acc - decoded. The caller all-gathers the frames and applies
+ * v -= (1/P) sum_p decoded_p (gw_decode_accumulate, alpha = -1/P). Handles
+ * of different layers may be driven from different threads at once. */
+#define GW_LAGS_LAYER_OPTIONS_VERSION 1
+typedef struct gw_lags_layer_options {
+    unsigned int version;      /* GW_LAGS_LAYER_OPTIONS_VERSION */
+    uint64_t n;                /* layer length, 1..2^32-1 */
+    uint32_t tensor;           /* frames are tagged GW_TAG(tensor, step) */
+    uint64_t seed;             /* for stochastic selections */
+} gw_lags_layer_options;
+#define GW_LAGS_LAYER_OPTIONS_INIT { GW_LAGS_LAYER_OPTIONS_VERSION, 0, 0, 0 }
+GW_API gw_status gw_lags_layer_options_init(gw_lags_layer_options *opts, unsigned int version);
+
+typedef struct gw_lags_layer gw_lags_layer;
+/* `codec`: a selecting codec taking GW_PARAM_K (TOPK, CHUNK_TOPK, ...); its
+ * k (or density) is the first k_l. The handle keeps a copy. */
+GW_API gw_status gw_lags_layer_create(gw_lags_layer **layer, const gw_lags_layer_options *opts,
+                                      const gw_codec_spec *codec);
+GW_API void gw_lags_layer_free(gw_lags_layer *layer);
+/* Largest frame a step writes, for any k_l up to n. */
+GW_API gw_status gw_lags_layer_frame_bound(const gw_lags_layer *layer, size_t *bound);
+/* k_l in 1..n from the next step on (the adaptive ratio, gw_lags_plan). */
+GW_API gw_status gw_lags_layer_set_k(gw_lags_layer *layer, uint64_t k);
+GW_API gw_status gw_lags_layer_k(const gw_lags_layer *layer, uint64_t *k);
+GW_API gw_status gw_lags_layer_step(gw_lags_layer *layer, const void *grad, gw_dtype dtype,
+                                    uint64_t n, float lr, void *frame, size_t capacity,
+                                    size_t *written);
+/* A layer the plan sends dense: out[0..n) = acc (raw floats for a sum
+ * all-reduce; apply v -= sum / P), eps = 0. */
+GW_API gw_status gw_lags_layer_step_dense(gw_lags_layer *layer, const void *grad,
+                                          gw_dtype dtype, uint64_t n, float lr, float *out);
+GW_API gw_status gw_lags_layer_residual(const gw_lags_layer *layer, float *out, uint64_t n);
+GW_API gw_status gw_lags_layer_step_count(const gw_lags_layer *layer, uint64_t *steps);
+GW_API gw_status gw_lags_layer_save_bound(const gw_lags_layer *layer, size_t *bound);
+GW_API gw_status gw_lags_layer_save(const gw_lags_layer *layer, void *blob, size_t capacity,
+                                    size_t *written);
+GW_API gw_status gw_lags_layer_load(gw_lags_layer *layer, const void *blob, size_t size);
+
+/* The alpha-beta model of the collectives (ring algorithms, P workers):
+ *   allgather, m bytes per worker:  (P - 1) (allgather_alpha + m allgather_beta)
+ *   allreduce, N bytes:             2 (P - 1) allreduce_alpha + 2 (P - 1) / P N allreduce_beta
+ * alpha in seconds, beta in seconds per byte. */
+#define GW_LAGS_NETWORK_VERSION 1
+typedef struct gw_lags_network {
+    unsigned int version;      /* GW_LAGS_NETWORK_VERSION */
+    uint32_t num_workers;      /* P >= 1 */
+    double allgather_alpha, allgather_beta;
+    double allreduce_alpha, allreduce_beta;
+    uint32_t value_bytes;      /* bytes per sparse value: 4 (f32) or 2 (f16/bf16); indices 4 */
+    double max_ratio;          /* c_u >= 1, the paper's upper bound (1000) */
+} gw_lags_network;
+#define GW_LAGS_NETWORK_INIT { GW_LAGS_NETWORK_VERSION, 1, 0.0, 0.0, 0.0, 0.0, 4, 1000.0 }
+GW_API gw_status gw_lags_network_init(gw_lags_network *net, unsigned int version);
+
+typedef enum gw_lags_verdict {
+    GW_LAGS_HIDDEN = 1, /* the least compression whose all-gather hides behind the next layer */
+    GW_LAGS_CAPPED = 2, /* nothing up to max_ratio hides it: max_ratio */
+    GW_LAGS_DENSE  = 3  /* compressing does not pay: all-reduce it dense (step_dense) */
+} gw_lags_verdict;
+
+/* Eq. 19 for `layers` layers in backward order: n[j] elements, the measured
+ * backward time t_backward[j] (seconds), the sparsification time
+ * t_sparsify[j] (may be NULL: 0). Writes ratio[j], k[j] = ceil(n[j] /
+ * ratio[j]) and verdict[j]; *t_plan and *t_dense are the modelled ends of
+ * the last collective (from the start of backward) for the plan and for
+ * all-dense. A layer goes dense when compressing would not shorten its
+ * exposed time, and the whole plan goes dense if it would end later than
+ * all-dense: under the model, *t_plan <= *t_dense always. */
+GW_API gw_status gw_lags_plan(const gw_lags_network *net, size_t layers, const uint64_t *n,
+                              const double *t_backward, const double *t_sparsify, double *ratio,
+                              uint64_t *k, gw_lags_verdict *verdict, double *t_plan,
+                              double *t_dense);
+/* The pipelining bound over SLGS: S_max = 1 + 1 / (t_f / min(t_c, t_b) +
+ * max(r, 1/r)), r = t_c / t_b (forward, backward, communication times). */
+GW_API gw_status gw_lags_s_max(double t_f, double t_b, double t_c, double *s_max);
+/* Assumption 1's delta = ||s - sum_p TopK(x_p, k)||^2 / ((1 - k/n) ||s||^2),
+ * s = sum_p x_p over `workers` vectors xs[p][0..n); the denominator is the
+ * expectation of ||s - RandK(s, k)||^2. 0 when the numerator is 0, +Inf when
+ * only the denominator is (k = n or s = 0). Holds when delta <= 1. */
+GW_API gw_status gw_sparsity_delta(const float *const *xs, uint32_t workers, uint64_t n,
+                                   uint64_t k, double *delta);
+
 /* CRC32C (Castagnoli) as used by frames and state blobs. */
 GW_API gw_status gw_crc32c(const void *data, size_t size, uint32_t *crc);
 

@@ -2,7 +2,8 @@
 # Install what is missing, build, and run every test:
 #   1. g++ build: unit, ABI, install and fuzz-replay suites, quick demo
 #   2. clang++ build with AddressSanitizer + UndefinedBehaviorSanitizer: the same suites
-#   3. libFuzzer: each fuzz target for FUZZ_SECONDS (default 60) from its corpus
+#   3. clang++ with ThreadSanitizer: the concurrent LAGS layer test
+#   4. libFuzzer: each fuzz target for FUZZ_SECONDS (default 60) from its corpus
 # Ends with one line "N passed, N failed" (gtest cases counted one by one).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_packages "${BASE_PACKAGES[@]}" clang libfuzzer-14-dev libclang-rt-14-dev binutils python3
@@ -27,6 +28,23 @@ run_suites build gcc
 CC=clang CXX=clang++ build build-clang -Dwerror=true -Db_sanitize=address,undefined \
     -Db_lundef=false -Dfuzz=enabled -Dbuildtype=debugoptimized
 run_suites build-clang clang-asan-ubsan
+
+# ThreadSanitizer over the test of layer handles driven from several threads
+# at once (LAGS layers finishing in backward order); only that target is built.
+echo "== clang ThreadSanitizer: concurrent LAGS layers"
+if [ ! -f build-tsan/build.ninja ]; then
+    CC=clang CXX=clang++ meson setup build-tsan -Dwerror=true -Db_sanitize=thread -Db_lundef=false \
+        -Dexamples=false -Dbench=false -Dbuildtype=debugoptimized >"$results/tsan_setup.log" 2>&1 ||
+        cat "$results/tsan_setup.log"
+fi
+if ninja -C build-tsan tests/test_lags >"$results/tsan_build.log" 2>&1; then
+    TSAN_OPTIONS=halt_on_error=1 ./build-tsan/tests/test_lags --gtest_filter='Lags.Concurrent*' \
+        --gtest_output="xml:$results/tsan.junit.xml" >"$results/tsan.log" 2>&1 || cat "$results/tsan.log"
+    grep -E "PASSED|FAILED" "$results/tsan.log" | sed 's/^/   /'
+else
+    cat "$results/tsan_build.log"
+    echo "fail" >"$results/tsan_build.result"
+fi
 
 echo "== libFuzzer, ${FUZZ_SECONDS}s per target"
 for target in frame state; do
@@ -67,7 +85,7 @@ for f in glob.glob(os.path.join(d, "*.junit.xml")):
             skipped += 1
         else:
             passed += 1
-for f in glob.glob(os.path.join(d, "fuzz_*.result")):
+for f in glob.glob(os.path.join(d, "*.result")):
     ok = open(f).read().strip() == "pass"
     passed += ok
     failed += not ok

@@ -91,6 +91,12 @@ const std::vector<V2Case> kV2Cases = {
     {"v2_topk_bf16_density_20", GW_CODEC_TOPK,
      {{GW_PARAM_DENSITY_PPM, 250000}, {GW_PARAM_VALUE_DTYPE, GW_DTYPE_BF16}, {GW_PARAM_ZSTD, 0}},
      20, GW_TAG(10, 2), "top-k, density 25% of 20 = 5 entries, bf16 values"},
+    {"v2_chunk_topk_c8_k6_20", GW_CODEC_CHUNK_TOPK,
+     {{GW_PARAM_K, 6}, {GW_PARAM_CHUNK_SIZE, 8}, {GW_PARAM_ZSTD, 0}}, 20, GW_TAG(11, 3),
+     "chunk-wise top-k, chunks of 8 (8, 8, 4), k = 6: 3, 3 and 2 entries per chunk"},
+    {"v2_index_c8_k6_20", GW_CODEC_INDEX,
+     {{GW_PARAM_K, 6}, {GW_PARAM_CHUNK_SIZE, 8}, {GW_PARAM_ZSTD, 0}}, 20, GW_TAG(12, 4),
+     "index-only frame of the same selection (zeros are never selected)"},
 };
 
 // Exactly representable inputs with zeros, negative zero and a wide range

@@ -1,0 +1,125 @@
+#include "feedback/lags_plan.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+
+#include "kernels/kernels.hpp"
+#include "util/scratch.hpp"
+
+namespace gw::lags {
+
+double allgather_time(const Network& net, double bytes) {
+    return double(net.workers - 1) * (net.ag_alpha + bytes * net.ag_beta);
+}
+
+double allreduce_time(const Network& net, double bytes) {
+    const double p = net.workers;
+    return 2.0 * (p - 1.0) * net.ar_alpha + 2.0 * (p - 1.0) / p * bytes * net.ar_beta;
+}
+
+namespace {
+
+double sparse_time(const Network& net, uint64_t k, double t_spar) {
+    return allgather_time(net, double(k) * (net.value_bytes + 4.0)) + t_spar;
+}
+
+// The largest k whose all-gather (after t_spar) fits in `budget`, or 0.
+uint64_t largest_hidden_k(const Network& net, uint64_t n, double budget, double t_spar) {
+    if (net.workers <= 1) return n;
+    const double steps = net.workers - 1.0;
+    const double avail = budget - t_spar - steps * net.ag_alpha;
+    if (avail < 0) return 0;
+    if (net.ag_beta <= 0) return n;
+    const double k = std::floor(avail / (steps * net.ag_beta * (net.value_bytes + 4.0)));
+    return k >= double(n) ? n : uint64_t(k);
+}
+
+// End of the last collective when layer j is sent taking times[j].
+double pipeline_end(size_t layers, const double* t_b, const double* comm) {
+    double ready = 0, link = 0;
+    for (size_t j = 0; j < layers; ++j) {
+        ready += t_b[j];
+        link = std::max(link, ready) + comm[j];
+    }
+    return link;
+}
+
+}  // namespace
+
+gw_status plan(const Network& net, size_t layers, const uint64_t* n, const double* t_b,
+               const double* t_spar, LayerPlan* out, double* t_plan, double* t_dense) {
+    Scratch mem;
+    double* plan_comm = static_cast<double*>(mem.get(2 * layers * sizeof(double) + 1));
+    if (!plan_comm) return GW_ERR_OUT_OF_MEMORY;
+    double* dense_comm = plan_comm + layers;
+    for (size_t j = 0; j < layers; ++j) {
+        const double spar = t_spar ? t_spar[j] : 0.0;
+        const double budget = j + 1 < layers ? t_b[j + 1] : 0.0;
+        const uint64_t d = n[j];
+        LayerPlan p;
+        const uint64_t kh = largest_hidden_k(net, d, budget, spar);
+        const double c_hidden = kh ? double(d) / double(kh) : HUGE_VAL;
+        if (kh && c_hidden <= net.max_ratio) {
+            p = {c_hidden, kh, kHidden};
+        } else {
+            p = {net.max_ratio, uint64_t(std::ceil(double(d) / net.max_ratio)), kCapped};
+            if (p.k < 1) p.k = 1;
+        }
+        dense_comm[j] = allreduce_time(net, 4.0 * double(d));
+        const double sparse = sparse_time(net, p.k, spar);
+        // Dense when compressing would not shorten the exposed time.
+        if (std::max(0.0, dense_comm[j] - budget) <= std::max(0.0, sparse - budget)) {
+            p = {1.0, d, kDense};
+            plan_comm[j] = dense_comm[j];
+        } else {
+            plan_comm[j] = sparse;
+        }
+        out[j] = p;
+    }
+    const double end_plan = pipeline_end(layers, t_b, plan_comm);
+    const double end_dense = pipeline_end(layers, t_b, dense_comm);
+    *t_dense = end_dense;
+    if (end_plan > end_dense) {
+        for (size_t j = 0; j < layers; ++j) out[j] = {1.0, n[j], kDense};
+        *t_plan = end_dense;
+    } else {
+        *t_plan = end_plan;
+    }
+    return GW_OK;
+}
+
+double s_max(double t_f, double t_b, double t_c) {
+    const double r = t_c / t_b;
+    return 1.0 + 1.0 / (t_f / std::min(t_c, t_b) + std::max(r, 1.0 / r));
+}
+
+gw_status delta(const float* const* xs, uint32_t workers, uint64_t n, uint64_t k, double* out) {
+    const kern::Table& t = kern::active();
+    Scratch work, idx_mem, sums;
+    void* w = work.get(kern::kTopkScratchBytes);
+    uint32_t* idx = static_cast<uint32_t*>(idx_mem.get(k * sizeof(uint32_t) + 1));
+    double* s = static_cast<double*>(sums.get(2 * n * sizeof(double) + 1));
+    if (!w || !idx || !s) return GW_ERR_OUT_OF_MEMORY;
+    double* r = s + n;  // s - sum_p TopK(x_p)
+    std::memset(s, 0, 2 * n * sizeof(double));
+    for (uint32_t p = 0; p < workers; ++p) {
+        const float* x = xs[p];
+        for (uint64_t i = 0; i < n; ++i) {
+            s[i] += x[i];
+            r[i] += x[i];
+        }
+        t.topk_select(x, n, k, idx, w);
+        for (uint64_t j = 0; j < k; ++j) r[idx[j]] -= x[idx[j]];
+    }
+    double num = 0, ss = 0;
+    for (uint64_t i = 0; i < n; ++i) {
+        num += r[i] * r[i];
+        ss += s[i] * s[i];
+    }
+    const double den = (1.0 - double(k) / double(n)) * ss;
+    *out = num == 0 ? 0.0 : (den == 0 ? HUGE_VAL : num / den);
+    return GW_OK;
+}
+
+}  // namespace gw::lags
