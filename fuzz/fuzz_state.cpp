@@ -1,4 +1,5 @@
-// Fuzz target: the checkpoint loaders (gw_worker_load, gw_server_load) of
+// Fuzz target: the checkpoint loaders (gw_worker_load, gw_server_load,
+// gw_cltk_load) of
 // every handle configuration in state_configs.h. A blob either loads, saves
 // back to the same bytes and leaves a handle that still steps, or is refused
 // with a GW_ERR_STATE_* status and the handle bit-identical (saved before and
@@ -26,6 +27,7 @@ std::vector<uint8_t> save(const H* h, gw_status (*bound_fn)(const H*, size_t*),
 }
 std::vector<uint8_t> save(const gw_worker* w) { return save(w, gw_worker_save_bound, gw_worker_save); }
 std::vector<uint8_t> save(const gw_server* s) { return save(s, gw_server_save_bound, gw_server_save); }
+std::vector<uint8_t> save(const gw_cltk* h) { return save(h, gw_cltk_save_bound, gw_cltk_save); }
 
 bool state_error(gw_status st) { return st <= GW_ERR_STATE_MAGIC && st >= GW_ERR_STATE_CORRUPT; }
 
@@ -106,6 +108,39 @@ void exercise(gw_server* s, uint32_t tensor, gw_codec_id push_codec) {
     gw_codec_spec_free(spec);
 }
 
+// A loaded CLT-k handle runs a round: dense, or as its own leader (the
+// override), or refuses with nothing changed.
+void exercise(gw_cltk* h) {
+    uint64_t steps = 0, steps2 = 0;
+    FUZZ_CHECK(gw_cltk_step_count(h, &steps) == GW_OK);
+    const auto before = save(h);
+    gw_status st = gw_cltk_begin(h, kGrad, GW_DTYPE_F32, FUZZ_STATE_N, 0.1f);
+    if (st != GW_OK) {
+        FUZZ_CHECK(st == GW_ERR_OVERFLOW);  // m + lr g beyond float32
+        FUZZ_CHECK(save(h) == before);
+        return;
+    }
+    uint32_t leader = 0;
+    FUZZ_CHECK(gw_cltk_leader(h, &leader) == GW_OK);
+    size_t fb = 0, written = 0, count = 0, vb = 0;
+    FUZZ_CHECK(gw_cltk_index_frame_bound(h, &fb) == GW_OK && gw_cltk_values_bound(h, &vb) == GW_OK);
+    std::vector<uint8_t> frame(fb);
+    std::vector<float> values(vb + 1);
+    if (leader == GW_CLTK_NO_LEADER) {
+        FUZZ_CHECK(gw_cltk_extract(h, nullptr, 0, values.data(), values.size(), &count) == GW_OK);
+    } else {
+        st = gw_cltk_select(h, frame.data(), frame.size(), &written);
+        if (st == GW_ERR_SEQUENCE) {  // another worker leads this round
+            FUZZ_CHECK(gw_cltk_reset_round(h) == GW_OK && save(h) == before);
+            return;
+        }
+        FUZZ_CHECK(st == GW_OK);
+        FUZZ_CHECK(gw_cltk_extract(h, frame.data(), written, values.data(), values.size(), &count) == GW_OK);
+    }
+    FUZZ_CHECK(gw_cltk_apply(h, values.data(), count, nullptr, 0) == GW_OK);
+    FUZZ_CHECK(gw_cltk_step_count(h, &steps2) == GW_OK && steps2 == steps + 1);
+}
+
 void load_all(const uint8_t* data, size_t size) {
     gw_worker* w = nullptr;
     for (size_t i = 0; fuzz_worker_config(i, &w); ++i) {
@@ -120,6 +155,12 @@ void load_all(const uint8_t* data, size_t size) {
         FUZZ_CHECK(s != nullptr);
         if (check_load(s, data, size, gw_server_load)) exercise(s, tensor, push_codec);
         gw_server_free(s);
+    }
+    gw_cltk* c = nullptr;
+    for (size_t i = 0; fuzz_cltk_config(i, &c); ++i) {
+        FUZZ_CHECK(c != nullptr);
+        if (check_load(c, data, size, gw_cltk_load)) exercise(c);
+        gw_cltk_free(c);
     }
 }
 

@@ -7,7 +7,8 @@
  *                          the zstd flag for codecs that take GW_PARAM_ZSTD;
  *   make_seeds state DIR   checkpoints of every handle configuration fuzz_state
  *                          loads into (state_configs.h), fresh, mid-round and
- *                          after steps.
+ *                          after steps (CLT-k: between rounds, where its
+ *                          checkpoints are taken).
  * File names are stable, so rerunning overwrites instead of adding. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -182,6 +183,38 @@ static void frame_seeds(const char *dir) {
     handle_frames(dir);
 }
 
+/* CLT-k handles fresh, after a dense or led round, and with a leader override. */
+static void cltk_seeds(const char *dir) {
+    gw_cltk *h;
+    size_t i, size = 0, written = 0, count = 0;
+    char name[64];
+    for (i = 0; fuzz_cltk_config(i, &h); ++i) {
+        int t;
+        FUZZ_CHECK(h != NULL);
+        FUZZ_CHECK(gw_cltk_save(h, blob, sizeof blob, &size) == GW_OK);
+        snprintf(name, sizeof name, "cltk%u_fresh.bin", (unsigned)i);
+        write_file(dir, name, blob, size);
+        FUZZ_CHECK(gw_cltk_set_leader(h, (uint32_t)i) == GW_OK);  /* every round its own */
+        for (t = 0; t < 3; ++t) {
+            uint32_t leader = 0;
+            fill(xs, FUZZ_STATE_N, (unsigned)t + 2);
+            FUZZ_CHECK(gw_cltk_begin(h, xs, GW_DTYPE_F32, FUZZ_STATE_N, 0.1f) == GW_OK);
+            FUZZ_CHECK(gw_cltk_leader(h, &leader) == GW_OK);
+            if (leader == GW_CLTK_NO_LEADER) {
+                FUZZ_CHECK(gw_cltk_extract(h, NULL, 0, xs, MAX_N, &count) == GW_OK);
+            } else {
+                FUZZ_CHECK(gw_cltk_select(h, frame, sizeof frame, &written) == GW_OK);
+                FUZZ_CHECK(gw_cltk_extract(h, frame, written, xs, MAX_N, &count) == GW_OK);
+            }
+            FUZZ_CHECK(gw_cltk_apply(h, xs, count, NULL, 0) == GW_OK);
+            FUZZ_CHECK(gw_cltk_save(h, blob, sizeof blob, &size) == GW_OK);
+            snprintf(name, sizeof name, "cltk%u_step%d.bin", (unsigned)i, t + 1);
+            write_file(dir, name, blob, size);
+        }
+        gw_cltk_free(h);
+    }
+}
+
 static void state_seeds(const char *dir) {
     gw_worker *w;
     gw_server *s;
@@ -229,6 +262,7 @@ static void state_seeds(const char *dir) {
         write_file(dir, name, blob, size);
         gw_server_free(s);
     }
+    cltk_seeds(dir);
 }
 
 int main(int argc, char **argv) {

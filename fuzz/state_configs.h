@@ -77,4 +77,26 @@ static inline int fuzz_server_config(size_t i, gw_server **s, uint32_t *tensor, 
     return 1;
 }
 
+/* CLT-k configuration i: 0 worker 0 of 2, beta 0.5, chunks of 2; 1 worker 1
+ * of 3, beta 1, two dense warm-up rounds, exact top-k. Same convention. */
+static inline int fuzz_cltk_config(size_t i, gw_cltk **h) {
+    gw_cltk_options o;
+    gw_codec_spec *spec = NULL;
+    *h = NULL;
+    if (i >= 2) return 0;
+    gw_cltk_options_init(&o, GW_CLTK_OPTIONS_VERSION);
+    o.n = FUZZ_STATE_N;
+    o.num_workers = i == 0 ? 2 : 3;
+    o.rank = (uint32_t)i;
+    o.beta = i == 0 ? 0.5f : 1.0f;
+    o.warmup_steps = i == 0 ? 0 : 2;
+    o.tensor = 5;
+    if (gw_codec_spec_create(&spec, GW_CODEC_INDEX) != GW_OK) return 1;
+    gw_codec_spec_set(spec, GW_PARAM_K, 2);
+    gw_codec_spec_set(spec, GW_PARAM_CHUNK_SIZE, i == 0 ? 2 : 0);
+    if (gw_cltk_create(h, &o, spec) != GW_OK) *h = NULL;
+    gw_codec_spec_free(spec);
+    return 1;
+}
+
 #endif /* GW_FUZZ_STATE_CONFIGS_H */
