@@ -40,7 +40,8 @@
 #define LEARN_FLOOR 80.0      /* test accuracy (%), full run */
 #define LEARN_FLOOR_QUICK 70.0
 
-static const method *const methods[] = {&method_sgdm, &method_ef, &method_topk, &method_slgs};
+static const method *const methods[] = {&method_sgdm, &method_ef, &method_topk, &method_slgs,
+                                        &method_cltk, &method_lags};
 #define NMETHOD ((int)(sizeof methods / sizeof methods[0]))
 enum { M_SGDM = 0 };
 
@@ -88,8 +89,10 @@ static int check_method(const config *cfg, const method *m, const run_result *r,
 {
     const double gap = sgdm->test_acc - r->test_acc;
     const double ratio = method_ref_bytes(m, ref_bytes) / r->bytes_per_step;
-    const double gap_limit = cfg->quick ? GAP_LIMIT_QUICK : m->gap_limit;
-    const double floor = cfg->quick ? LEARN_FLOOR_QUICK : LEARN_FLOOR;
+    const double gap_limit =
+        cfg->quick ? (m->quick_gap_limit ? m->quick_gap_limit : GAP_LIMIT_QUICK) : m->gap_limit;
+    const double floor =
+        cfg->quick ? (m->quick_floor ? m->quick_floor : LEARN_FLOOR_QUICK) : LEARN_FLOOR;
     const int ok_learn = r->test_acc >= floor;
     const int ok_gap = gap <= gap_limit;
     const int ok_ratio = ratio >= m->min_ratio;

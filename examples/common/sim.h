@@ -108,6 +108,10 @@ struct method {
     /* --check on a full run: accuracy gap to sgdm at most gap_limit points,
      * float32 bytes / method bytes at least min_ratio (0: not checked). */
     double gap_limit, min_ratio;
+    /* --check --quick: the same for the 100-step run, where 0 takes the
+     * driver's defaults; methods that start slowly (a leader's selection,
+     * per-layer 0.1%) get looser ones there: that run only catches breakage. */
+    double quick_gap_limit, quick_floor;
 };
 
 typedef struct run_result {

@@ -8,9 +8,13 @@
 
 /* Compression of the sparse methods, c = d / k (the targets). */
 #define SPARSE_RATIO_LAGS 1000 /* LAGS-SGD and SLGS */
+#define SPARSE_RATIO_CLTK 100  /* ScaleCom CLT-k */
+#define CLTK_BETA 1.0f         /* low-pass filter of CLT-k's memory (1: plain error feedback) */
 
 extern const method method_sgdm, method_ef, method_topk; /* ps.c */
 extern const method method_slgs;                         /* slgs.c */
+extern const method method_cltk;                         /* cltk.c */
+extern const method method_lags;                         /* lags.c */
 
 /* A serve phase with nothing to do (worker-to-worker methods). */
 gw_status method_no_serve(void *state, sim *s, int slot);
