@@ -1,5 +1,5 @@
 // Fuzz target: the checkpoint loaders (gw_worker_load, gw_server_load,
-// gw_cltk_load) of
+// gw_cltk_load, gw_lags_layer_load) of
 // every handle configuration in state_configs.h. A blob either loads, saves
 // back to the same bytes and leaves a handle that still steps, or is refused
 // with a GW_ERR_STATE_* status and the handle bit-identical (saved before and
@@ -28,6 +28,9 @@ std::vector<uint8_t> save(const H* h, gw_status (*bound_fn)(const H*, size_t*),
 std::vector<uint8_t> save(const gw_worker* w) { return save(w, gw_worker_save_bound, gw_worker_save); }
 std::vector<uint8_t> save(const gw_server* s) { return save(s, gw_server_save_bound, gw_server_save); }
 std::vector<uint8_t> save(const gw_cltk* h) { return save(h, gw_cltk_save_bound, gw_cltk_save); }
+std::vector<uint8_t> save(const gw_lags_layer* h) {
+    return save(h, gw_lags_layer_save_bound, gw_lags_layer_save);
+}
 
 bool state_error(gw_status st) { return st <= GW_ERR_STATE_MAGIC && st >= GW_ERR_STATE_CORRUPT; }
 
@@ -141,6 +144,30 @@ void exercise(gw_cltk* h) {
     FUZZ_CHECK(gw_cltk_step_count(h, &steps2) == GW_OK && steps2 == steps + 1);
 }
 
+// A loaded LAGS layer steps with its k, sparse and dense (or refuses with
+// nothing changed: the residual plus lr g may overflow).
+void exercise(gw_lags_layer* h) {
+    uint64_t k = 0;
+    FUZZ_CHECK(gw_lags_layer_k(h, &k) == GW_OK && k >= 1 && k <= FUZZ_STATE_N);
+    size_t bound = 0, written = 0;
+    FUZZ_CHECK(gw_lags_layer_frame_bound(h, &bound) == GW_OK);
+    std::vector<uint8_t> frame(bound);
+    auto before = save(h);
+    gw_status st = gw_lags_layer_step(h, kGrad, GW_DTYPE_F32, FUZZ_STATE_N, 0.1f, frame.data(),
+                                      frame.size(), &written);
+    if (st != GW_OK) {
+        FUZZ_CHECK(st == GW_ERR_OVERFLOW && save(h) == before);
+        return;
+    }
+    gw_frame_info info;
+    gw_frame_info_init(&info, GW_FRAME_INFO_VERSION);
+    FUZZ_CHECK(gw_frame_inspect(frame.data(), written, &info) == GW_OK && info.count == FUZZ_STATE_N);
+    float out[FUZZ_STATE_N];
+    before = save(h);
+    st = gw_lags_layer_step_dense(h, kGrad, GW_DTYPE_F32, FUZZ_STATE_N, 0.1f, out);
+    if (st != GW_OK) FUZZ_CHECK(st == GW_ERR_OVERFLOW && save(h) == before);
+}
+
 void load_all(const uint8_t* data, size_t size) {
     gw_worker* w = nullptr;
     for (size_t i = 0; fuzz_worker_config(i, &w); ++i) {
@@ -161,6 +188,12 @@ void load_all(const uint8_t* data, size_t size) {
         FUZZ_CHECK(c != nullptr);
         if (check_load(c, data, size, gw_cltk_load)) exercise(c);
         gw_cltk_free(c);
+    }
+    gw_lags_layer* l = nullptr;
+    for (size_t i = 0; fuzz_lags_config(i, &l); ++i) {
+        FUZZ_CHECK(l != nullptr);
+        if (check_load(l, data, size, gw_lags_layer_load)) exercise(l);
+        gw_lags_layer_free(l);
     }
 }
 

@@ -215,6 +215,27 @@ static void cltk_seeds(const char *dir) {
     }
 }
 
+/* LAGS layers fresh and after steps with a changed k. */
+static void lags_seeds(const char *dir) {
+    gw_lags_layer *h;
+    size_t i, size = 0, written = 0;
+    char name[64];
+    for (i = 0; fuzz_lags_config(i, &h); ++i) {
+        FUZZ_CHECK(h != NULL);
+        FUZZ_CHECK(gw_lags_layer_save(h, blob, sizeof blob, &size) == GW_OK);
+        snprintf(name, sizeof name, "lags%u_fresh.bin", (unsigned)i);
+        write_file(dir, name, blob, size);
+        fill(xs, FUZZ_STATE_N, 3);
+        FUZZ_CHECK(gw_lags_layer_step(h, xs, GW_DTYPE_F32, FUZZ_STATE_N, 0.1f, frame, sizeof frame, &written) == GW_OK);
+        FUZZ_CHECK(gw_lags_layer_set_k(h, 3) == GW_OK);
+        FUZZ_CHECK(gw_lags_layer_step(h, xs, GW_DTYPE_F32, FUZZ_STATE_N, 0.05f, frame, sizeof frame, &written) == GW_OK);
+        FUZZ_CHECK(gw_lags_layer_save(h, blob, sizeof blob, &size) == GW_OK);
+        snprintf(name, sizeof name, "lags%u_step2.bin", (unsigned)i);
+        write_file(dir, name, blob, size);
+        gw_lags_layer_free(h);
+    }
+}
+
 static void state_seeds(const char *dir) {
     gw_worker *w;
     gw_server *s;
@@ -263,6 +284,7 @@ static void state_seeds(const char *dir) {
         gw_server_free(s);
     }
     cltk_seeds(dir);
+    lags_seeds(dir);
 }
 
 int main(int argc, char **argv) {

@@ -99,4 +99,22 @@ static inline int fuzz_cltk_config(size_t i, gw_cltk **h) {
     return 1;
 }
 
+/* LAGS layer configuration i: 0 top-k k = 2; 1 chunk-wise top-k k = 1 of
+ * chunks of 2, tensor 3. Same convention. */
+static inline int fuzz_lags_config(size_t i, gw_lags_layer **h) {
+    gw_lags_layer_options o;
+    gw_codec_spec *spec = NULL;
+    *h = NULL;
+    if (i >= 2) return 0;
+    gw_lags_layer_options_init(&o, GW_LAGS_LAYER_OPTIONS_VERSION);
+    o.n = FUZZ_STATE_N;
+    o.tensor = (uint32_t)(3 * i);
+    if (gw_codec_spec_create(&spec, i == 0 ? GW_CODEC_TOPK : GW_CODEC_CHUNK_TOPK) != GW_OK) return 1;
+    gw_codec_spec_set(spec, GW_PARAM_K, i == 0 ? 2 : 1);
+    if (i == 1) gw_codec_spec_set(spec, GW_PARAM_CHUNK_SIZE, 2);
+    if (gw_lags_layer_create(h, &o, spec) != GW_OK) *h = NULL;
+    gw_codec_spec_free(spec);
+    return 1;
+}
+
 #endif /* GW_FUZZ_STATE_CONFIGS_H */
