@@ -457,6 +457,49 @@ GW_API gw_status gw_lags_s_max(double t_f, double t_b, double t_c, double *s_max
 GW_API gw_status gw_sparsity_delta(const float *const *xs, uint32_t workers, uint64_t n,
                                    uint64_t k, double *delta);
 
+/* Fusion buffer: the frames of small sparsified layers merged into one
+ * bundle (docs/wire-format.md, "Bundles"). gw_fusion_add may be called from
+ * several threads at once (it locks); the bundle lists frames by layer, so its
+ * bytes do not depend on the order in which layers finished. */
+#define GW_FUSION_MAX_LAYERS 65536u
+#define GW_FUSION_OPTIONS_VERSION 1
+typedef struct gw_fusion_options {
+    unsigned int version;      /* GW_FUSION_OPTIONS_VERSION */
+    size_t capacity;           /* flush once this many frame bytes are pending */
+    uint32_t layers;           /* layers per iteration, 1..GW_FUSION_MAX_LAYERS */
+} gw_fusion_options;
+#define GW_FUSION_OPTIONS_INIT { GW_FUSION_OPTIONS_VERSION, (size_t)1 << 16, 0 }
+GW_API gw_status gw_fusion_options_init(gw_fusion_options *opts, unsigned int version);
+
+typedef struct gw_fusion gw_fusion;
+GW_API gw_status gw_fusion_create(gw_fusion **fusion, const gw_fusion_options *opts);
+GW_API void gw_fusion_free(gw_fusion *fusion);
+/* Copy a valid frame in as layer `layer` (< layers; once per iteration, else
+ * GW_ERR_SEQUENCE). *flush = 1 when the bundle should go out now: the
+ * pending bytes reached the capacity, or every layer of the iteration is in. */
+GW_API gw_status gw_fusion_add(gw_fusion *fusion, uint32_t layer, const void *frame, size_t size,
+                               int *flush);
+/* Bytes the next gw_fusion_flush writes; frames waiting in the buffer. */
+GW_API gw_status gw_fusion_bundle_size(const gw_fusion *fusion, size_t *size);
+GW_API gw_status gw_fusion_pending(const gw_fusion *fusion, size_t *frames);
+/* Write the pending frames as one bundle (ordered by layer) and empty the
+ * buffer; after the iteration's last layer the next iteration begins. The
+ * buffer holds no state between iterations, so there is nothing to
+ * checkpoint: take checkpoints after the last flush. */
+GW_API gw_status gw_fusion_flush(gw_fusion *fusion, void *bundle, size_t capacity,
+                                 size_t *written);
+
+typedef struct gw_bundle_entry {
+    uint32_t layer;            /* the slot it was added as */
+    size_t offset;             /* of the frame within the bundle */
+    size_t size;               /* bytes of the frame */
+} gw_bundle_entry;
+/* Validate an untrusted bundle (its structure, checksum and every frame in it)
+ * and list its frames: *count is set whenever the bundle is valid; entries
+ * are written if capacity allows (GW_ERR_BUFFER_TOO_SMALL otherwise). */
+GW_API gw_status gw_bundle_frames(const void *bundle, size_t size, gw_bundle_entry *entries,
+                                  size_t capacity, size_t *count);
+
 /* CRC32C (Castagnoli) as used by frames and state blobs. */
 GW_API gw_status gw_crc32c(const void *data, size_t size, uint32_t *crc);
 

@@ -5,6 +5,8 @@
  *                          value, several lengths, nonzero tags, f16/bf16
  *                          input, worker and server frames, and frames with
  *                          the zstd flag for codecs that take GW_PARAM_ZSTD;
+ *   make_seeds bundle DIR  fusion bundles: empty, one layer, several layers with
+ *                          gaps between their ids, zstd-staged frames;
  *   make_seeds state DIR   checkpoints of every handle configuration fuzz_state
  *                          loads into (state_configs.h), fresh, mid-round and
  *                          after steps (CLT-k: between rounds, where its
@@ -287,13 +289,52 @@ static void state_seeds(const char *dir) {
     lags_seeds(dir);
 }
 
+/* Bundles of a fusion buffer with `layers` slots, frames added for the listed ones. */
+static void bundle_seed(const char *dir, const char *name, uint32_t layers, const uint32_t *add,
+                        size_t nadd) {
+    static unsigned char out[1 << 17];
+    gw_fusion_options o = GW_FUSION_OPTIONS_INIT;
+    gw_codec_spec *spec = NULL;
+    gw_fusion *f = NULL;
+    size_t i, written = 0;
+    int flush = 0;
+    o.layers = layers;
+    o.capacity = sizeof out;
+    FUZZ_CHECK(gw_fusion_create(&f, &o) == GW_OK);
+    FUZZ_CHECK(gw_codec_spec_create(&spec, GW_CODEC_TOPK) == GW_OK);
+    gw_codec_spec_set(spec, GW_PARAM_K, 5);
+    for (i = 0; i < nadd; ++i) {
+        gw_encode_ctx ctx = GW_ENCODE_CTX_INIT;
+        const size_t n = i % 2 ? 33 : 1024;
+        if (n == 1024) fill_sparse(xs, n); else fill(xs, n, (unsigned)i);
+        ctx.tag = GW_TAG(add[i], 1);
+        FUZZ_CHECK(gw_encode(spec, &ctx, xs, GW_DTYPE_F32, n, frame, sizeof frame, &written) == GW_OK);
+        FUZZ_CHECK(gw_fusion_add(f, add[i], frame, written, &flush) == GW_OK);
+    }
+    FUZZ_CHECK(gw_fusion_flush(f, out, sizeof out, &written) == GW_OK);
+    write_file(dir, name, out, written);
+    gw_codec_spec_free(spec);
+    gw_fusion_free(f);
+}
+
+static void bundle_seeds(const char *dir) {
+    static const uint32_t one[] = {0}, three[] = {4, 1, 9}, many[] = {0, 1, 2, 3, 4, 5, 6, 7};
+    bundle_seed(dir, "bundle_empty.bin", 1, NULL, 0);
+    bundle_seed(dir, "bundle_one.bin", 1, one, 1);
+    bundle_seed(dir, "bundle_three_gaps.bin", 10, three, 3);
+    bundle_seed(dir, "bundle_eight.bin", 8, many, 8);
+}
+
 int main(int argc, char **argv) {
-    if (argc != 3 || (strcmp(argv[1], "frame") != 0 && strcmp(argv[1], "state") != 0)) {
-        fprintf(stderr, "usage: %s frame|state DIR\n", argv[0]);
+    if (argc != 3 || (strcmp(argv[1], "frame") != 0 && strcmp(argv[1], "state") != 0 &&
+                      strcmp(argv[1], "bundle") != 0)) {
+        fprintf(stderr, "usage: %s frame|state|bundle DIR\n", argv[0]);
         return 2;
     }
     if (strcmp(argv[1], "frame") == 0)
         frame_seeds(argv[2]);
+    else if (strcmp(argv[1], "bundle") == 0)
+        bundle_seeds(argv[2]);
     else
         state_seeds(argv[2]);
     return failed;
