@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Install what is missing, build the demo, and run it: M simulated workers
-# train an MLP on Fashion-MNIST with dist-EF-blockSGDM and with full-precision
-# SGD with momentum. Extra arguments go to the demo (see --help), e.g.
+# train an MLP on Fashion-MNIST with full-precision SGD with momentum and with
+# every compressed method (dist-EF-blockSGDM, top-k, SLGS, ScaleCom CLT-k,
+# LAGS-SGD). Extra arguments go to the demo (see --help), e.g.
 #   bash scripts/demo.sh --seed 2 --csv r.csv
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_packages "${BASE_PACKAGES[@]}"

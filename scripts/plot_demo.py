@@ -75,10 +75,14 @@ def main():
     title = "Fashion-MNIST, MLP 784-256-10, 4 workers"
     if args.note:
         title += f", {args.note}"
-    if "sgdm" in runs and "ef" in runs:
+    if "sgdm" in runs and set(runs) == {"sgdm", "ef"}:
         ratio = float(runs["sgdm"][-1]["bytes_per_step"]) / float(runs["ef"][-1]["bytes_per_step"])
         gap = float(runs["sgdm"][-1]["test_acc"]) - float(runs["ef"][-1]["test_acc"])
         title += f"\n{ratio:.1f}x fewer bytes, final accuracy gap {gap:.2f} points"
+    elif "sgdm" in runs and len(runs) > 1:
+        base = float(runs["sgdm"][-1]["test_acc"])
+        gaps = [f"{m} {base - float(r[-1]['test_acc']):.2f}" for m, r in runs.items() if m != "sgdm"]
+        title += "\nfinal accuracy gap to full precision (points): " + ", ".join(gaps)
     fig.suptitle(title)
     acc_ax.set(xlabel="epoch", ylabel="test accuracy (%)")
     loss_ax.set(xlabel="epoch", ylabel="train loss")
