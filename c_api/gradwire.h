@@ -109,6 +109,10 @@ GW_API void gw_codec_spec_free(gw_codec_spec *spec);
 GW_API gw_status gw_codec_spec_set(gw_codec_spec *spec, gw_param param, int64_t value);
 GW_API gw_status gw_codec_spec_get(const gw_codec_spec *spec, gw_param param, int64_t *value);
 GW_API gw_status gw_codec_spec_codec(const gw_codec_spec *spec, gw_codec_id *codec);
+/* Float-valued parameters (GW_PARAM_THRESHOLD): finite and >= 0, else
+ * GW_ERR_INVALID_ARGUMENT; stored as the float's bit pattern. */
+GW_API gw_status gw_codec_spec_set_f32(gw_codec_spec *spec, gw_param param, float value);
+GW_API gw_status gw_codec_spec_get_f32(const gw_codec_spec *spec, gw_param param, float *value);
 /* 1 if both name the same codec with the same parameters, else 0. */
 GW_API int gw_codec_spec_equal(const gw_codec_spec *a, const gw_codec_spec *b);
 
@@ -152,6 +156,27 @@ GW_API gw_status gw_decode_accumulate(const void *frame, size_t size, float alph
  * phi = min_b ||v_b||_1^2 / (d_b ||v_b||_2^2); all-zero blocks count as 1. */
 GW_API gw_status gw_scaled_sign_phi(const float *x, uint64_t n, uint32_t block_size,
                                     double *phi);
+
+/* ------------------------------------------------------------------------ */
+/* Sparse selection helpers and diagnostics                                   */
+/* ------------------------------------------------------------------------ */
+/* The k positions random-k (GW_CODEC_RANDOMK) uses for (seed, step, tensor):
+ * increasing, the same on every worker (n < 2^32, k <= n). */
+GW_API gw_status gw_randk_indices(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n,
+                                  uint64_t k, uint32_t *idx);
+/* Raw values for an all-reduce: out[j] = x[idx[j]]; and acc[idx[j]] +=
+ * alpha * values[j] (decode_accumulate's arithmetic). idx strictly increasing
+ * and below n, else GW_ERR_INVALID_ARGUMENT; non-finite values are
+ * GW_ERR_NONFINITE (acc unchanged). */
+GW_API gw_status gw_gather(const float *x, uint64_t n, const uint32_t *idx, size_t k, float *out);
+GW_API gw_status gw_scatter_add(const float *values, const uint32_t *idx, size_t k, float alpha,
+                                float *acc, uint64_t n);
+/* Contraction of any codec on x: ||x - C(x)||^2 / ||x||^2 (0 for x = 0);
+ * ctx as for gw_encode (may be NULL). */
+GW_API gw_status gw_codec_contraction(const gw_codec_spec *spec, const gw_encode_ctx *ctx,
+                                      const float *x, uint64_t n, double *ratio);
+/* Compression ratio of a valid frame: 4 * count / frame bytes. */
+GW_API gw_status gw_frame_compression_ratio(const void *frame, size_t size, double *ratio);
 
 /* ------------------------------------------------------------------------ */
 /* Frames                                                                     */

@@ -4,7 +4,8 @@
 //  - gw_frame_size, gw_frame_inspect, gw_decode, gw_decode_accumulate,
 //    gw_frame_spec and a server push agree on validity and on the frame;
 //  - every valid frame is canonical: re-encoding its decoded values with its
-//    own spec (gw_frame_spec) and tag gives the same bytes (format 2), or a
+//    own spec (gw_frame_spec), tag (and, for random-k, the draw its payload
+//    names) gives the same bytes (format 2), or a
 //    format 2 frame that decodes to the same floats (format 1);
 //  - prefixes of a valid frame are reported as truncated.
 // Mutated frames rarely keep their CRC32C fields right, so each input is also
@@ -39,13 +40,31 @@ bool same_bits(const float* a, const float* b, uint64_t n) {
     return n == 0 || std::memcmp(a, b, n * sizeof(float)) == 0;
 }
 
+// The draw a random-k frame carries (its payload starts with seed, step,
+// tensor), so re-encoding picks the same positions; zero for other codecs.
+gw_encode_ctx frame_ctx(const uint8_t* f, const gw_frame_info& info) {
+    gw_encode_ctx ctx;
+    FUZZ_CHECK(gw_encode_ctx_init(&ctx, GW_ENCODE_CTX_VERSION) == GW_OK);
+    ctx.tag = info.tag;
+    if (info.codec == GW_CODEC_RANDOMK) {
+        const size_t payload = GW_FRAME_HEADER_SIZE + size_t(f[32] | f[33] << 8);
+        uint32_t step = 0;
+        std::memcpy(&ctx.seed, f + payload, 8);
+        std::memcpy(&step, f + payload + 8, 4);
+        std::memcpy(&ctx.tensor, f + payload + 12, 4);
+        ctx.step = step;
+    }
+    return ctx;
+}
+
 std::vector<uint8_t> encode(const gw_codec_spec* spec, uint64_t tag, const void* x, gw_dtype dtype,
-                            uint64_t n, gw_status* st) {
+                            uint64_t n, gw_status* st, const gw_encode_ctx* with = nullptr) {
     size_t bound = 0, written = 0;
     FUZZ_CHECK(gw_encode_bound(spec, n, &bound) == GW_OK);
     std::vector<uint8_t> f(bound + 1);
     gw_encode_ctx ctx;
     FUZZ_CHECK(gw_encode_ctx_init(&ctx, GW_ENCODE_CTX_VERSION) == GW_OK);
+    if (with) ctx = *with;
     ctx.tag = tag;
     *st = gw_encode(spec, &ctx, x, dtype, n, f.data(), f.size(), &written);
     if (*st != GW_OK) return {};
@@ -80,7 +99,9 @@ void check_canonical(const uint8_t* f, size_t fsize, const gw_frame_info& info,
     gw_codec_id codec;
     FUZZ_CHECK(gw_codec_spec_codec(spec.p, &codec) == GW_OK && codec == info.codec);
     gw_status st;
-    const auto again = encode(spec.p, info.tag, dec.data(), GW_DTYPE_F32, info.count, &st);
+    const gw_encode_ctx ctx = info.format_version == 2 ? frame_ctx(f, info) : gw_encode_ctx{};
+    const auto again = encode(spec.p, info.tag, dec.data(), GW_DTYPE_F32, info.count, &st,
+                              info.format_version == 2 ? &ctx : nullptr);
     FUZZ_CHECK(st == GW_OK);
     // The zstd stage is canonical in its raw payload, not in its compressed
     // bytes (those depend on the zstd version of the writer): frames of a
@@ -133,7 +154,9 @@ void check_server(const uint8_t* f, size_t fsize, const gw_frame_info& info,
     FUZZ_CHECK(bi.format_version == 2 && bi.codec == info.codec && bi.tag == GW_TAG(0, 0) &&
                bi.count == n && bi.frame_size == written);
     const auto back = decode_valid(bf.data(), written, n);
-    for (uint64_t i = 0; i < n; ++i) FUZZ_CHECK(back[i] == dec[i]);
+    // (Random-k: the server draws its own positions, at its own round.)
+    if (info.codec != GW_CODEC_RANDOMK)
+        for (uint64_t i = 0; i < n; ++i) FUZZ_CHECK(back[i] == dec[i]);
 
     // With the tag check on, the push is accepted only in round 0 of its tensor.
     so.check_tag = 1;

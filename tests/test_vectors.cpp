@@ -97,6 +97,15 @@ const std::vector<V2Case> kV2Cases = {
     {"v2_index_c8_k6_20", GW_CODEC_INDEX,
      {{GW_PARAM_K, 6}, {GW_PARAM_CHUNK_SIZE, 8}, {GW_PARAM_ZSTD, 0}}, 20, GW_TAG(12, 4),
      "index-only frame of the same selection (zeros are never selected)"},
+    {"v2_threshold_1_20", GW_CODEC_THRESHOLD, {{GW_PARAM_THRESHOLD, 0x3F800000}, {GW_PARAM_ZSTD, 0}},
+     20, GW_TAG(13, 5), "threshold 1.0: every |x_i| >= 1, f32 values"},
+    {"v2_threshold_f16_20", GW_CODEC_THRESHOLD,
+     {{GW_PARAM_THRESHOLD, 0x40000000}, {GW_PARAM_VALUE_DTYPE, GW_DTYPE_F16}, {GW_PARAM_ZSTD, 0}},
+     20, GW_TAG(14, 6), "threshold 2.0, f16 values (70000 saturates to 65504)"},
+    {"v2_sampled_topk_k5_20", GW_CODEC_SAMPLED_TOPK, {{GW_PARAM_K, 5}, {GW_PARAM_ZSTD, 0}}, 20,
+     GW_TAG(15, 7), "sampled top-k, k = 5 of 20 (20 < 1024: the sample is the whole input)"},
+    {"v2_randomk_k6_20", GW_CODEC_RANDOMK, {{GW_PARAM_K, 6}}, 20, GW_TAG(16, 8),
+     "random-k, k = 6 of 20, positions from seed 0, step 0, tensor 0 (in the payload)"},
 };
 
 // Exactly representable inputs with zeros, negative zero and a wide range

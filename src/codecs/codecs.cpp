@@ -16,12 +16,15 @@ extern const Codec kScaledSignCodec;
 extern const Codec kTopkCodec;
 extern const Codec kChunkTopkCodec;
 extern const Codec kIndexCodec;
+extern const Codec kSampledTopkCodec;
+extern const Codec kThresholdCodec;
+extern const Codec kRandomkCodec;
 
 namespace {
 // The registry: one line per codec.
 const Codec* const kCodecs[] = {
     &kIdentityCodec, &kFp16Codec, &kBf16Codec, &kSignCodec, &kScaledSignCodec, &kTopkCodec,
-    &kChunkTopkCodec, &kIndexCodec,
+    &kChunkTopkCodec, &kSampledTopkCodec, &kThresholdCodec, &kRandomkCodec, &kIndexCodec,
 };
 }  // namespace
 

@@ -17,6 +17,18 @@ void values_to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
     }
 }
 
+// A stored value as float (the conversion kernels on one element).
+float stored(int64_t vdt, const uint8_t* v) {
+    float f;
+    values_to_f32(vdt, v, 1, &f);
+    return f;
+}
+bool below(int64_t vdt, const uint8_t* v, float min_mag) {
+    if (min_mag <= 0.0f) return false;
+    const float f = stored(vdt, v);
+    return (f < 0.0f ? -f : f) < min_mag;
+}
+
 bool value_ok(int64_t vdt, const uint8_t* v) {  // finite and nonzero
     if (vdt == GW_DTYPE_F32) {
         const uint32_t w = load_le<uint32_t>(v);
@@ -62,7 +74,7 @@ gw_status check_gaps(const uint8_t* planes, uint64_t nnz, uint64_t n) {
 }
 
 void write(int64_t vdt, const float* x, uint64_t n, uint32_t* idx, float* val, uint64_t k,
-           uint8_t* payload, uint64_t* len, float* residual) {
+           uint8_t* payload, uint64_t* len, float* residual, float min_mag) {
     const kern::Table& t = kern::active();
     for (uint64_t i = 0; i < k; ++i) val[i] = x[idx[i]];
     // Values in the wire type, then drop the entries stored as zero.
@@ -76,7 +88,8 @@ void write(int64_t vdt, const float* x, uint64_t n, uint32_t* idx, float* val, u
         std::memcpy(values, val, k * 4);
     uint64_t nnz = 0;
     for (uint64_t i = 0; i < k; ++i) {
-        if (!value_ok(vdt, values + i * vs)) continue;  // zero (finite input: never Inf)
+        // Zero (finite input: never Inf), or rounded below the threshold.
+        if (!value_ok(vdt, values + i * vs) || below(vdt, values + i * vs, min_mag)) continue;
         if (nnz != i) {
             std::memmove(values + nnz * vs, values + i * vs, vs);
             idx[nnz] = idx[i];
@@ -101,14 +114,16 @@ void write(int64_t vdt, const float* x, uint64_t n, uint32_t* idx, float* val, u
     }
 }
 
-gw_status check(int64_t vdt, uint64_t max_nnz, const uint8_t* payload, uint64_t len, uint64_t n) {
+gw_status check(int64_t vdt, uint64_t max_nnz, const uint8_t* payload, uint64_t len, uint64_t n,
+                float min_mag) {
     if (len < 4) return GW_ERR_FRAME_LENGTH;
     const uint64_t nnz = load_le<uint32_t>(payload);
     if (nnz > max_nnz || len != payload_size(nnz, vdt)) return GW_ERR_FRAME_LENGTH;
     const size_t vs = value_size(vdt);
     const uint8_t* values = payload + 4;
     for (uint64_t i = 0; i < nnz; ++i)
-        if (!value_ok(vdt, values + i * vs)) return GW_ERR_FRAME_PAYLOAD;
+        if (!value_ok(vdt, values + i * vs) || below(vdt, values + i * vs, min_mag))
+            return GW_ERR_FRAME_PAYLOAD;
     return check_gaps(values + nnz * vs, nnz, n);
 }
 

@@ -59,14 +59,17 @@ void for_each_index(const uint8_t* planes, uint64_t nnz, F&& f) {
 }
 
 // Write the entries idx[0..k) (strictly increasing, < n) of x into payload
-// (room for payload_size(k, vdt)); *len = bytes written. idx and val
-// (k floats of scratch) are compacted in place to the kept entries. If
-// residual is non-null it becomes x - decoded (it may alias x).
+// (room for payload_size(k, vdt)); *len = bytes written. Entries whose
+// stored value is zero, or smaller in magnitude than min_mag, are dropped;
+// idx and val (k floats of scratch) are compacted in place to the kept
+// entries. If residual is non-null it becomes x - decoded (it may alias x).
 void write(int64_t vdt, const float* x, uint64_t n, uint32_t* idx, float* val, uint64_t k,
-           uint8_t* payload, uint64_t* len, float* residual);
+           uint8_t* payload, uint64_t* len, float* residual, float min_mag = 0.0f);
 
-// Validate an untrusted payload holding at most max_nnz entries of [0, n).
-gw_status check(int64_t vdt, uint64_t max_nnz, const uint8_t* payload, uint64_t len, uint64_t n);
+// Validate an untrusted payload holding at most max_nnz entries of [0, n),
+// every stored magnitude at least min_mag.
+gw_status check(int64_t vdt, uint64_t max_nnz, const uint8_t* payload, uint64_t len, uint64_t n,
+                float min_mag = 0.0f);
 
 // On a checked payload: out = decoded (zeros elsewhere); acc += alpha * decoded.
 void decode(int64_t vdt, const uint8_t* payload, uint64_t n, float* out);

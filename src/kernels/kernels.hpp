@@ -80,6 +80,11 @@ struct Table {
     // Writes their indices in increasing order to idx[0..k). k <= n <= 2^32.
     // scratch: kTopkScratchBytes bytes, 64-byte aligned, owned by the caller.
     void (*topk_select)(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch);
+
+    // Indices of the elements with |x_i| >= t (key(x_i) >= key(t), the key of
+    // topk_select), in increasing order: the first min(count, cap) go to idx;
+    // returns count. x is finite, t finite and >= 0.
+    size_t (*threshold_select)(const float* x, size_t n, float t, uint32_t* idx, size_t cap);
 };
 
 // The table of the active target (GW_SIMD env var at first use, or set by

@@ -13,6 +13,7 @@
 #include "kernels/norms.hpp"
 #include "kernels/select.hpp"
 #include "kernels/sign.hpp"
+#include "kernels/threshold.hpp"
 
 namespace gw::kern {
 namespace {
@@ -29,6 +30,7 @@ constexpr Table make_table(gw_simd_target target) {
     half_entries<Arch>(t);
     crc_entries<Arch>(t);
     select_entries<Arch>(t);
+    threshold_entries<Arch>(t);
     return t;
 }
 

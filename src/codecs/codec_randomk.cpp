@@ -1,0 +1,131 @@
+// Random-k (docs/algorithms.md s.8): the values of x at k positions drawn
+// from (seed, step, tensor) (codecs/randk_positions.hpp); no index on the
+// wire. The payload carries the draw, so any receiver regenerates them:
+//
+//   u64 seed | u32 step (low 32 bits) | u32 tensor | k values (value_dtype)
+//
+// k = the parameter, or ceil(n * density_ppm / 1e6); min(k, n); n < 2^32.
+// Values are stored as they are (a zero too: the positions are implied), as
+// f32 or f16/bf16 rounded to nearest even and saturated. Workers sharing
+// (seed, step, tensor) pick the same positions, so the same values can also
+// go through an all-reduce as raw floats (gw_randk_indices, gw_gather,
+// gw_scatter_add).
+#include <cstring>
+
+#include "codecs/codec.hpp"
+#include "codecs/randk_positions.hpp"
+#include "codecs/sparse_payload.hpp"
+#include "kernels/kernels.hpp"
+
+namespace gw {
+namespace {
+
+enum Slot { kK = 0, kDensity = 1, kValueDtype = 2 };
+constexpr int64_t kMaxN = UINT32_MAX;
+constexpr uint64_t kHead = 16;
+constexpr ParamDef kParams[] = {
+    {GW_PARAM_K, "k", 8, 0, kMaxN, 0},
+    {GW_PARAM_DENSITY_PPM, "density_ppm", 4, 0, 1000000, 10000},
+    {GW_PARAM_VALUE_DTYPE, "value_dtype", 1, GW_DTYPE_F32, GW_DTYPE_BF16, GW_DTYPE_F32},
+};
+
+uint64_t k_of(const CodecParams& p, uint64_t n) { return sparse::k_of(p.v[kK], p.v[kDensity], n); }
+
+bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
+    if (n > static_cast<uint64_t>(kMaxN)) return false;
+    *bytes = kHead + k_of(p, n) * sparse::value_size(p.v[kValueDtype]);
+    return true;
+}
+
+// Positions of a payload: f(first, count, idx).
+template <class F>
+void positions(const uint8_t* payload, uint64_t n, uint64_t k, F&& f) {
+    randk::for_each_position(load_le<uint64_t>(payload), load_le<uint32_t>(payload + 8),
+                             load_le<uint32_t>(payload + 12), n, k, f);
+}
+
+// Stored values [first, first + c) as floats.
+void values(int64_t vdt, const uint8_t* v, uint64_t c, float* out) {
+    const kern::Table& t = kern::active();
+    if (vdt == GW_DTYPE_F16)
+        t.f16_to_f32(v, out, c);
+    else if (vdt == GW_DTYPE_BF16)
+        t.bf16_to_f32(v, out, c);
+    else if (c)
+        std::memcpy(out, v, c * 4);
+}
+
+gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
+                 uint8_t* payload, uint64_t* len, float* residual) {
+    const kern::Table& t = kern::active();
+    if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
+    const uint64_t k = k_of(p, n);
+    const int64_t vdt = p.v[kValueDtype];
+    const size_t vs = sparse::value_size(vdt);
+    store_le<uint64_t>(payload, ctx.seed);
+    store_le<uint32_t>(payload + 8, static_cast<uint32_t>(ctx.step));
+    store_le<uint32_t>(payload + 12, ctx.tensor);
+    uint8_t* out = payload + kHead;
+    if (residual && residual != x && n) std::memmove(residual, x, n * sizeof(float));
+    positions(payload, n, k, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
+        float v[256], dec[256];
+        for (uint64_t j = 0; j < c; ++j) v[j] = x[idx[j]];
+        uint8_t* dst = out + first * vs;
+        if (vdt == GW_DTYPE_F16)
+            t.f32_to_f16(v, dst, c);
+        else if (vdt == GW_DTYPE_BF16)
+            t.f32_to_bf16(v, dst, c);
+        else
+            std::memcpy(dst, v, c * 4);
+        if (residual) {
+            values(vdt, dst, c, dec);
+            for (uint64_t j = 0; j < c; ++j) residual[idx[j]] = v[j] - dec[j];
+        }
+    });
+    *len = kHead + k * vs;
+    return GW_OK;
+}
+
+gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
+    const int64_t vdt = p.v[kValueDtype];
+    const uint64_t k = k_of(p, n);
+    if (len != kHead + k * sparse::value_size(vdt)) return GW_ERR_FRAME_LENGTH;
+    const uint8_t* v = payload + kHead;
+    const kern::Table& t = kern::active();
+    const bool finite = vdt == GW_DTYPE_F16    ? t.f16_all_finite(v, k)
+                        : vdt == GW_DTYPE_BF16 ? t.bf16_all_finite(v, k)
+                                               : floats_finite_le(v, k);
+    return finite ? GW_OK : GW_ERR_FRAME_PAYLOAD;
+}
+
+void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float alpha,
+                float* acc) {
+    const int64_t vdt = p.v[kValueDtype];
+    const size_t vs = sparse::value_size(vdt);
+    positions(payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
+        float v[256];
+        values(vdt, payload + kHead + first * vs, c, v);
+        for (uint64_t j = 0; j < c; ++j) {
+            const float t = alpha * v[j];
+            acc[idx[j]] = acc[idx[j]] + t;
+        }
+    });
+}
+
+void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
+    const int64_t vdt = p.v[kValueDtype];
+    const size_t vs = sparse::value_size(vdt);
+    std::memset(out, 0, n * sizeof(float));
+    positions(payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
+        float v[256];
+        values(vdt, payload + kHead + first * vs, c, v);
+        for (uint64_t j = 0; j < c; ++j) out[idx[j]] = v[j];
+    });
+}
+
+}  // namespace
+
+extern const Codec kRandomkCodec = {GW_CODEC_RANDOMK, "randomk", kParams, 3, nullptr,
+                                    max_payload, encode, check, decode, accumulate};
+
+}  // namespace gw

@@ -1,0 +1,133 @@
+// Sampled top-k, Deep Gradient Compression's double sampling (docs/algorithms.md
+// s.7-8): estimate the k-th largest magnitude from a sample, select every
+// element above it in one pass (the `threshold` kernel family), and if more
+// than k passed, re-select the exact top k among them (the `select` family).
+//
+//   s   = max(ceil(n * sample_ppm / 1e6), min(n, 1024)), at most n; with s = n
+//         the sample is x itself (then this is exact top-k)
+//   the sample: s positions drawn with replacement from Philox(seed, step,
+//         tensor), position = (word * n) >> 32
+//   thr = the ceil(k * s / n)-th largest |sample value|
+//   I   = {i : |x_i| >= thr}; if |I| > k: the exact top k of I (ties to the
+//         lower index); if |I| < k and x has at most k nonzero entries: all of
+//         them (a sparse input is sent whole, so a decoded frame re-encodes to
+//         itself)
+//
+// k, value_dtype and zstd as in topk; the payload is the shared sparse
+// payload with nnz <= k (which is all a decoder can check).
+#include <cstring>
+
+#include "codecs/codec.hpp"
+#include "codecs/sparse_payload.hpp"
+#include "kernels/kernels.hpp"
+#include "rng.hpp"
+
+namespace gw {
+namespace {
+
+enum Slot { kK = 0, kDensity = 1, kSample = 2, kValueDtype = 3, kZstd = 4 };
+constexpr int64_t kMaxN = UINT32_MAX;
+constexpr uint64_t kMinSample = 1024;
+constexpr ParamDef kParams[] = {
+    {GW_PARAM_K, "k", 8, 0, kMaxN, 0},
+    {GW_PARAM_DENSITY_PPM, "density_ppm", 4, 0, 1000000, 10000},
+    {GW_PARAM_SAMPLE_PPM, "sample_ppm", 4, 0, 1000000, 10000},
+    {GW_PARAM_VALUE_DTYPE, "value_dtype", 1, GW_DTYPE_F32, GW_DTYPE_BF16, GW_DTYPE_F32},
+    {GW_PARAM_ZSTD, "zstd", 1, 0, 1, 1},
+};
+
+uint64_t k_of(const CodecParams& p, uint64_t n) { return sparse::k_of(p.v[kK], p.v[kDensity], n); }
+
+uint64_t sample_size(const CodecParams& p, uint64_t n) {
+    uint64_t s = (n * static_cast<uint64_t>(p.v[kSample]) + 999999) / 1000000;
+    const uint64_t floor = n < kMinSample ? n : kMinSample;
+    return s < floor ? floor : s;
+}
+
+bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
+    if (n > static_cast<uint64_t>(kMaxN)) return false;
+    *bytes = sparse::payload_size(k_of(p, n), p.v[kValueDtype]);
+    return true;
+}
+
+// The estimated threshold: the k_s-th largest magnitude of the sample.
+float sampled_threshold(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
+                        uint64_t k, float* sample, uint32_t* sidx, void* work) {
+    const kern::Table& t = kern::active();
+    const uint64_t s = sample_size(p, n);
+    const float* from = x;
+    if (s < n) {
+        uint32_t words[256];
+        for (uint64_t first = 0; first < s; first += 256) {
+            const uint64_t c = s - first < 256 ? s - first : 256;
+            rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, first, words, c);
+            for (uint64_t j = 0; j < c; ++j) sample[first + j] = x[(uint64_t(words[j]) * n) >> 32];
+        }
+        from = sample;
+    }
+    uint64_t ks = (k * s + n - 1) / n;
+    if (ks > s) ks = s;
+    t.topk_select(from, s, ks, sidx, work);
+    uint32_t key = 0x7FFFFFFFu;  // the smallest selected magnitude
+    for (uint64_t j = 0; j < ks; ++j) {
+        uint32_t b;
+        std::memcpy(&b, &from[sidx[j]], 4);
+        b &= 0x7FFFFFFFu;
+        key = b < key ? b : key;
+    }
+    float thr;
+    std::memcpy(&thr, &key, 4);
+    return thr;
+}
+
+gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
+                 uint8_t* payload, uint64_t* len, float* residual) {
+    const kern::Table& t = kern::active();
+    if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
+    const uint64_t k = k_of(p, n), s = sample_size(p, n);
+    // Scratch: selection work area | sample (s) | its indices (s) | I (n) | values (n) | top k of I (k).
+    uint8_t* mem = static_cast<uint8_t*>(
+        ctx.scratch->get(kern::kTopkScratchBytes + 8 * s + 8 * n + 4 * k + 8));
+    if (!mem) return GW_ERR_OUT_OF_MEMORY;
+    float* sample = reinterpret_cast<float*>(mem + kern::kTopkScratchBytes);
+    uint32_t* sidx = reinterpret_cast<uint32_t*>(sample + s);
+    uint32_t* idx = sidx + s;
+    float* val = reinterpret_cast<float*>(idx + n);
+    uint32_t* sel = reinterpret_cast<uint32_t*>(val + n);
+    uint64_t count = 0;
+    if (k > 0) {
+        const float thr = sampled_threshold(p, ctx, x, n, k, sample, sidx, mem);
+        count = t.threshold_select(x, n, thr, idx, n);
+        if (count > k) {  // too many passed: exact top k among them
+            for (uint64_t j = 0; j < count; ++j) val[j] = x[idx[j]];
+            t.topk_select(val, count, k, sel, mem);
+            for (uint64_t j = 0; j < k; ++j) idx[j] = idx[sel[j]];  // sel is increasing
+            count = k;
+        } else if (count < k) {  // a sparse input goes whole
+            const uint64_t nonzero = t.threshold_select(x, n, 0x1p-149f, nullptr, 0);
+            if (nonzero <= k) count = t.threshold_select(x, n, 0x1p-149f, idx, n);
+        }
+    }
+    sparse::write(p.v[kValueDtype], x, n, idx, val, count, payload, len, residual);
+    return GW_OK;
+}
+
+gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
+    return sparse::check(p.v[kValueDtype], k_of(p, n), payload, len, n);
+}
+
+void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
+    sparse::decode(p.v[kValueDtype], payload, n, out);
+}
+
+void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t, float alpha,
+                float* acc) {
+    sparse::accumulate(p.v[kValueDtype], payload, alpha, acc);
+}
+
+}  // namespace
+
+extern const Codec kSampledTopkCodec = {GW_CODEC_SAMPLED_TOPK, "sampled_topk", kParams, 5,
+                                        nullptr, max_payload, encode, check, decode, accumulate};
+
+}  // namespace gw

@@ -1,0 +1,70 @@
+// Threshold sparsification (docs/algorithms.md s.8): every element with
+// |x_i| >= t, t = the float whose bits are the parameter `threshold` (finite,
+// >= 0). Selection: the `threshold` kernel family (one pass, SIMD). Values
+// as value_dtype; an entry whose stored value rounds below t (f16/bf16) or to
+// zero is dropped and stays in the residual, so every stored magnitude is at
+// least t and the decoder checks exactly that. The payload is the shared
+// sparse payload (codecs/sparse_payload.hpp) with nnz <= n, n < 2^32.
+#include <cstring>
+
+#include "codecs/codec.hpp"
+#include "codecs/sparse_payload.hpp"
+#include "kernels/kernels.hpp"
+
+namespace gw {
+namespace {
+
+enum Slot { kThreshold = 0, kValueDtype = 1, kZstd = 2 };
+constexpr int64_t kMaxN = UINT32_MAX;
+constexpr ParamDef kParams[] = {
+    {GW_PARAM_THRESHOLD, "threshold", 4, 0, 0x7F7FFFFF, 0x3A83126F},  // FLT_MAX; 1e-3
+    {GW_PARAM_VALUE_DTYPE, "value_dtype", 1, GW_DTYPE_F32, GW_DTYPE_BF16, GW_DTYPE_F32},
+    {GW_PARAM_ZSTD, "zstd", 1, 0, 1, 1},
+};
+
+float threshold_of(const CodecParams& p) {
+    const uint32_t bits = static_cast<uint32_t>(p.v[kThreshold]);
+    float t;
+    std::memcpy(&t, &bits, 4);
+    return t;
+}
+
+bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
+    if (n > static_cast<uint64_t>(kMaxN)) return false;
+    *bytes = sparse::payload_size(n, p.v[kValueDtype]);
+    return true;
+}
+
+gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
+                 uint8_t* payload, uint64_t* len, float* residual) {
+    const kern::Table& t = kern::active();
+    if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
+    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(n * 8 + 8));
+    if (!mem) return GW_ERR_OUT_OF_MEMORY;
+    uint32_t* idx = reinterpret_cast<uint32_t*>(mem);
+    float* val = reinterpret_cast<float*>(idx + n);
+    const float thr = threshold_of(p);
+    const uint64_t count = t.threshold_select(x, n, thr, idx, n);
+    sparse::write(p.v[kValueDtype], x, n, idx, val, count, payload, len, residual, thr);
+    return GW_OK;
+}
+
+gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
+    return sparse::check(p.v[kValueDtype], n, payload, len, n, threshold_of(p));
+}
+
+void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
+    sparse::decode(p.v[kValueDtype], payload, n, out);
+}
+
+void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t, float alpha,
+                float* acc) {
+    sparse::accumulate(p.v[kValueDtype], payload, alpha, acc);
+}
+
+}  // namespace
+
+extern const Codec kThresholdCodec = {GW_CODEC_THRESHOLD, "threshold", kParams, 3, nullptr,
+                                      max_payload, encode, check, decode, accumulate};
+
+}  // namespace gw

@@ -1,0 +1,391 @@
+// Threshold, sampled top-k and random-k (docs/algorithms.md s.7-8), each
+// against a plain reference written here from its definition, on random,
+// tied, all-equal, zero, denormal and few-distinct inputs, k = 0, k = n,
+// n = 1, f32/f16/bf16 values, on every SIMD target; frames canonical,
+// residual + decoded == input, NaN refused; the all-reduce path of random-k;
+// the contraction and compression-ratio diagnostics.
+#include <algorithm>
+#include <cfloat>
+#include <cmath>
+#include <map>
+#include <numeric>
+
+#include "ref_algorithms.hpp"
+#include "test_util.hpp"
+
+using gwtest::bits_equal;
+using gwtest::payload_offset;
+using gwtest::random_floats;
+using gwtest::refresh_crc;
+using gwtest::Spec;
+using ref::Vec;
+
+namespace {
+
+std::map<std::string, Vec> inputs(size_t n) {
+    std::map<std::string, Vec> m;
+    m["normal"] = random_floats(n, 31);
+    m["zeros"] = Vec(n, 0.0f);
+    m["all_equal"] = Vec(n, -1.25f);
+    Vec few(n), tiny(n), sparse(n, 0.0f);
+    std::mt19937 rng(3);
+    for (size_t i = 0; i < n; ++i) {
+        const int r = int(rng() % 5);
+        few[i] = r == 0 ? -0.0f : (r < 3 ? 0.5f : -2.0f);
+        tiny[i] = (i % 2 ? -1.0f : 1.0f) * FLT_TRUE_MIN * float(1 + i % 3);
+        if (i % 13 == 5) sparse[i] = float(int(i % 7) - 3) * 1.5f;
+    }
+    m["few_distinct"] = few;
+    m["denormals"] = tiny;
+    m["sparse"] = sparse;
+    return m;
+}
+
+float rounded(float v, int vdt) {
+    return vdt == 2 ? gw::ref::f16_to_f32(gw::ref::f32_to_f16(v))
+                    : vdt == 3 ? gw::ref::bf16_to_f32(gw::ref::f32_to_bf16(v)) : v;
+}
+
+// Residual of an encode through a worker without momentum (p = g): e + D == x.
+void expect_mass_kept(const gw_codec_spec* s, const Vec& x) {
+    gw_worker_options o = GW_WORKER_OPTIONS_INIT;
+    o.n = x.size();
+    o.momentum = GW_MOMENTUM_NONE;
+    o.mu = 0.0f;
+    o.seed = 9;
+    gw_worker* w = nullptr;
+    ASSERT_EQ(gw_worker_create(&w, &o, s), GW_OK);
+    size_t bound = 0, written = 0;
+    ASSERT_EQ(gw_worker_frame_bound(w, &bound), GW_OK);
+    std::vector<uint8_t> f(bound);
+    ASSERT_EQ(gw_worker_step(w, x.data(), GW_DTYPE_F32, x.size(), 1.0f, f.data(), f.size(), &written), GW_OK);
+    f.resize(written);
+    Vec e(x.size());
+    ASSERT_EQ(gw_worker_residual(w, e.data(), x.size()), GW_OK);
+    const Vec d = gwtest::decode(f, x.size());
+    for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(e[i] + d[i], x[i]) << i;
+    gw_worker_free(w);
+}
+
+std::vector<uint8_t> encode_ctx(const gw_codec_spec* s, const Vec& x, uint64_t seed, uint64_t step,
+                                uint32_t tensor) {
+    size_t bound = 0, written = 0;
+    EXPECT_EQ(gw_encode_bound(s, x.size(), &bound), GW_OK);
+    std::vector<uint8_t> f(bound);
+    gw_encode_ctx ctx = GW_ENCODE_CTX_INIT;
+    ctx.seed = seed;
+    ctx.step = step;
+    ctx.tensor = tensor;
+    EXPECT_EQ(gw_encode(s, &ctx, x.data(), GW_DTYPE_F32, x.size(), f.data(), f.size(), &written), GW_OK);
+    f.resize(written);
+    return f;
+}
+
+void expect_nonfinite_refused(const gw_codec_spec* s, size_t n) {
+    for (float bad : {NAN, INFINITY, -INFINITY}) {
+        Vec x = random_floats(n, 4);
+        x[n / 2] = bad;
+        std::vector<uint8_t> out(8 * n + 200, 0xAB);
+        size_t written = 5;
+        EXPECT_EQ(gw_encode(s, nullptr, x.data(), GW_DTYPE_F32, n, out.data(), out.size(), &written),
+                  GW_ERR_NONFINITE);
+        EXPECT_EQ(written, 5u);
+        EXPECT_EQ(out[0], 0xAB);
+    }
+}
+
+}  // namespace
+
+// ---------------------------------------------------------------- threshold
+TEST(Threshold, MatchesTheDefinitionOnEveryTarget) {
+    for (size_t n : {size_t(1), size_t(17), size_t(1000), size_t(70001)})
+        for (const auto& named : inputs(n))
+            for (float t : {0.0f, FLT_TRUE_MIN, 0.5f, 1.25f, 2.0f, 1e30f})
+                for (int vdt : {1, 2, 3}) {
+                    if (vdt != 1 && n > 1000) continue;
+                    const Vec& x = named.second;
+                    SCOPED_TRACE(testing::Message() << "n " << n << " " << named.first << " t " << t
+                                                    << " dtype " << vdt);
+                    Spec s(GW_CODEC_THRESHOLD);
+                    ASSERT_EQ(gw_codec_spec_set_f32(s.get(), GW_PARAM_THRESHOLD, t), GW_OK);
+                    s.set(GW_PARAM_VALUE_DTYPE, vdt);
+                    Vec want(n, 0.0f);
+                    for (size_t i = 0; i < n; ++i) {
+                        const float v = rounded(x[i], vdt);
+                        if (std::fabs(x[i]) >= t && v != 0.0f && std::fabs(v) >= t) want[i] = v;
+                    }
+                    std::vector<uint8_t> first;
+                    gwtest::for_each_target([&](gw_simd_target) {
+                        const auto f = gwtest::encode(s, x);
+                        if (first.empty()) first = f;
+                        ASSERT_EQ(f, first);
+                        ASSERT_TRUE(bits_equal(gwtest::decode(f, n), want));
+                    });
+                    ASSERT_EQ(gwtest::encode(s, gwtest::decode(first, n)), first);  // canonical
+                }
+    Spec s(GW_CODEC_THRESHOLD);
+    ASSERT_EQ(gw_codec_spec_set_f32(s.get(), GW_PARAM_THRESHOLD, 0.3f), GW_OK);
+    expect_mass_kept(s, random_floats(5000, 8));
+    expect_nonfinite_refused(s, 300);
+}
+
+TEST(Threshold, FloatParameterAndStrictDecoder) {
+    Spec s(GW_CODEC_THRESHOLD);
+    float t = -1;
+    ASSERT_EQ(gw_codec_spec_get_f32(s, GW_PARAM_THRESHOLD, &t), GW_OK);
+    EXPECT_EQ(t, 1e-3f);  // the default
+    for (float bad : {-1.0f, NAN, INFINITY})
+        EXPECT_EQ(gw_codec_spec_set_f32(s.get(), GW_PARAM_THRESHOLD, bad), GW_ERR_INVALID_ARGUMENT);
+    ASSERT_EQ(gw_codec_spec_set_f32(s.get(), GW_PARAM_THRESHOLD, -0.0f), GW_OK);
+    ASSERT_EQ(gw_codec_spec_get_f32(s, GW_PARAM_THRESHOLD, &t), GW_OK);
+    EXPECT_FALSE(std::signbit(t));
+    Spec topk(GW_CODEC_TOPK);
+    EXPECT_EQ(gw_codec_spec_set_f32(topk.get(), GW_PARAM_K, 1.0f), GW_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(gw_codec_spec_set_f32(topk.get(), GW_PARAM_THRESHOLD, 1.0f), GW_ERR_INVALID_ARGUMENT);
+    // A stored value below the threshold is refused (no encoder writes one).
+    ASSERT_EQ(gw_codec_spec_set_f32(s.get(), GW_PARAM_THRESHOLD, 1.0f), GW_OK);
+    s.set(GW_PARAM_ZSTD, 0);
+    Vec x(10, 0.0f);
+    x[2] = 1.5f;
+    x[7] = -1.0f;
+    auto f = gwtest::encode(s, x);
+    ASSERT_TRUE(bits_equal(gwtest::decode(f, 10), x));
+    const size_t po = payload_offset(f);
+    const float low = 0.75f;
+    std::memcpy(&f[po + 4], &low, 4);  // first value 1.5 -> 0.75
+    refresh_crc(f);
+    Vec out(10);
+    EXPECT_EQ(gw_decode(f.data(), f.size(), out.data(), 10, nullptr), GW_ERR_FRAME_PAYLOAD);
+}
+
+// ------------------------------------------------------------- sampled top-k
+namespace {
+
+// The definition (codec_sampled_topk.cpp) with the public RNG and sorts.
+Vec sampled_ref(const Vec& x, uint64_t k, uint64_t ppm, uint64_t seed, uint32_t step, uint32_t tensor) {
+    const uint64_t n = x.size();
+    Vec out(n, 0.0f);
+    if (k == 0) return out;
+    uint64_t s = std::max<uint64_t>((n * ppm + 999999) / 1000000, std::min<uint64_t>(n, 1024));
+    s = std::min(s, n);
+    std::vector<float> mags;
+    if (s == n) {
+        for (float v : x) mags.push_back(std::fabs(v));
+    } else {
+        std::vector<uint32_t> w(s);
+        gw_rng_u32(seed, step, tensor, 0, w.data(), s);
+        for (uint32_t r : w) mags.push_back(std::fabs(x[(uint64_t(r) * n) >> 32]));
+    }
+    const uint64_t ks = std::min(s, (k * s + n - 1) / n);
+    std::sort(mags.begin(), mags.end(), std::greater<float>());
+    const float thr = mags[ks - 1];
+    std::vector<uint32_t> pass;
+    for (uint64_t i = 0; i < n; ++i)
+        if (std::fabs(x[i]) >= thr) pass.push_back(uint32_t(i));
+    if (pass.size() > k) {
+        std::vector<uint32_t> order = pass;  // exact top k among those that passed
+        std::stable_sort(order.begin(), order.end(),
+                         [&](uint32_t a, uint32_t b) { return std::fabs(x[a]) > std::fabs(x[b]); });
+        order.resize(k);
+        std::sort(order.begin(), order.end());
+        pass = order;
+    } else if (pass.size() < k) {
+        std::vector<uint32_t> nz;
+        for (uint64_t i = 0; i < n; ++i)
+            if (x[i] != 0.0f) nz.push_back(uint32_t(i));
+        if (nz.size() <= k) pass = nz;
+    }
+    for (uint32_t i : pass) out[i] = x[i] == 0.0f ? 0.0f : x[i];
+    return out;
+}
+
+}  // namespace
+
+TEST(SampledTopk, MatchesTheDefinitionOnEveryTarget) {
+    for (size_t n : {size_t(1), size_t(17), size_t(1000), size_t(70001), size_t(300000)})
+        for (const auto& named : inputs(n))
+            for (uint64_t k : {uint64_t(0), uint64_t(1), uint64_t(n / 100), uint64_t(n / 10), uint64_t(n)})
+                for (uint64_t ppm : {uint64_t(1000), uint64_t(20000), uint64_t(1000000)}) {
+                    const Vec& x = named.second;
+                    SCOPED_TRACE(testing::Message() << "n " << n << " " << named.first << " k " << k
+                                                    << " ppm " << ppm);
+                    Spec s(GW_CODEC_SAMPLED_TOPK);
+                    s.set(GW_PARAM_K, int64_t(k)).set(GW_PARAM_SAMPLE_PPM, int64_t(ppm));
+                    if (k == 0) s.set(GW_PARAM_DENSITY_PPM, 0);
+                    const Vec want = sampled_ref(x, k, ppm, 77, 5, 2);
+                    std::vector<uint8_t> first;
+                    gwtest::for_each_target([&](gw_simd_target) {
+                        const auto f = encode_ctx(s, x, 77, 5, 2);
+                        if (first.empty()) first = f;
+                        ASSERT_EQ(f, first);
+                        ASSERT_TRUE(bits_equal(gwtest::decode(f, n), want))
+                            << gwtest::first_diff(gwtest::decode(f, n).data(), want.data(), n);
+                    });
+                    // A whole sample is exact top-k.
+                    if (ppm == 1000000) {
+                        ASSERT_TRUE(bits_equal(want, ref::topk(x, k, 1)));
+                    }
+                    // Canonical: a decoded frame (at most k nonzeros) re-encodes to itself.
+                    ASSERT_TRUE(bits_equal(gwtest::decode(encode_ctx(s, gwtest::decode(first, n), 1, 2, 3), n),
+                                           gwtest::decode(first, n)));
+                }
+    Spec s(GW_CODEC_SAMPLED_TOPK);
+    s.set(GW_PARAM_K, 50);
+    expect_mass_kept(s, random_floats(20000, 3));
+    expect_nonfinite_refused(s, 3000);
+}
+
+TEST(SampledTopk, CloseToExactTopk) {
+    // With a 1% sample the selection is at most k and mostly the true top k.
+    const size_t n = 200000, k = 2000;
+    const Vec x = random_floats(n, 12);
+    Spec s(GW_CODEC_SAMPLED_TOPK);
+    s.set(GW_PARAM_K, int64_t(k));
+    const Vec got = gwtest::decode(encode_ctx(s, x, 1, 1, 1), n), exact = ref::topk(x, k, 1);
+    size_t nnz = 0, common = 0;
+    for (size_t i = 0; i < n; ++i) {
+        nnz += got[i] != 0.0f;
+        common += got[i] != 0.0f && exact[i] != 0.0f;
+    }
+    EXPECT_LE(nnz, k);
+    EXPECT_GT(nnz, k * 8 / 10);
+    EXPECT_EQ(common, nnz);  // whatever passed a threshold is among the largest
+}
+
+// ------------------------------------------------------------------ random-k
+namespace {
+
+// Knuth's Algorithm S over the public RNG stream.
+std::vector<uint32_t> randk_ref(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, uint64_t k) {
+    std::vector<uint32_t> w(n), out;
+    if (n) gw_rng_u32(seed, step, tensor, 0, w.data(), n);
+    for (uint64_t i = 0; i < n && out.size() < k; ++i)
+        if (uint64_t(w[i]) * (n - i) < (k - out.size()) << 32) out.push_back(uint32_t(i));
+    return out;
+}
+
+}  // namespace
+
+TEST(Randomk, PositionsFromTheSharedSeedOnEveryTarget) {
+    for (size_t n : {size_t(1), size_t(17), size_t(1000), size_t(70001)})
+        for (uint64_t k : {uint64_t(0), uint64_t(1), uint64_t(n / 100), uint64_t(n / 2), uint64_t(n)})
+            for (int vdt : {1, 2, 3}) {
+                SCOPED_TRACE(testing::Message() << "n " << n << " k " << k << " dtype " << vdt);
+                const Vec x = random_floats(n, 40 + n);
+                Spec s(GW_CODEC_RANDOMK);
+                s.set(GW_PARAM_K, int64_t(k)).set(GW_PARAM_VALUE_DTYPE, vdt);
+                if (k == 0) s.set(GW_PARAM_DENSITY_PPM, 0);
+                const auto pos = randk_ref(99, 7, 3, n, k);
+                ASSERT_EQ(pos.size(), k);
+                std::vector<uint32_t> got(k + 1);
+                ASSERT_EQ(gw_randk_indices(99, 7, 3, n, k, got.data()), GW_OK);
+                ASSERT_EQ(std::vector<uint32_t>(got.begin(), got.begin() + k), pos);
+                Vec want(n, 0.0f);
+                for (uint32_t i : pos) want[i] = rounded(x[i], vdt);
+                std::vector<uint8_t> first;
+                gwtest::for_each_target([&](gw_simd_target) {
+                    const auto f = encode_ctx(s, x, 99, 7, 3);
+                    if (first.empty()) first = f;
+                    ASSERT_EQ(f, first);
+                    ASSERT_TRUE(bits_equal(gwtest::decode(f, n), want));
+                    ASSERT_EQ(f.size(), 44 + 13 + 16 + k * (vdt == 1 ? 4 : 2));  // no indices
+                });
+                ASSERT_EQ(encode_ctx(s, gwtest::decode(first, n), 99, 7, 3), first);  // canonical
+            }
+    // Other steps draw other positions; a worker with the same seed the same.
+    EXPECT_NE(randk_ref(99, 7, 3, 1000, 10), randk_ref(99, 8, 3, 1000, 10));
+    EXPECT_NE(randk_ref(99, 7, 3, 1000, 10), randk_ref(99, 7, 4, 1000, 10));
+    Spec s(GW_CODEC_RANDOMK);
+    s.set(GW_PARAM_K, 100);
+    expect_mass_kept(s, random_floats(3000, 2));
+    expect_nonfinite_refused(s, 300);
+}
+
+TEST(Randomk, UniformOverSteps) {
+    const uint64_t n = 100, k = 10, steps = 4000;
+    std::vector<int> hits(n, 0);
+    for (uint32_t t = 0; t < steps; ++t)
+        for (uint32_t i : randk_ref(5, t, 0, n, k)) hits[i]++;
+    for (uint64_t i = 0; i < n; ++i) {
+        const double p = double(hits[i]) / steps;  // expectation k/n = 0.1, sd ~0.005
+        EXPECT_GT(p, 0.08) << i;
+        EXPECT_LT(p, 0.12) << i;
+    }
+}
+
+TEST(Randomk, AllReducePathEqualsFrames) {
+    // M workers: the gathered values summed like any float buffer, scattered
+    // with alpha = -1/M, give exactly what decode_accumulate of every frame gives.
+    const uint64_t n = 5000, k = 50;
+    const uint32_t M = 5;
+    std::vector<uint32_t> idx(k);
+    ASSERT_EQ(gw_randk_indices(11, 2, 6, n, k, idx.data()), GW_OK);
+    Vec sum(k, 0.0f), vals(k), via_frames(n, 1.0f), via_reduce(n, 1.0f), mean(n, 0.0f);
+    Spec s(GW_CODEC_RANDOMK);
+    s.set(GW_PARAM_K, int64_t(k));
+    for (uint32_t p = 0; p < M; ++p) {
+        const Vec x = random_floats(n, 100 + p);
+        ASSERT_EQ(gw_gather(x.data(), n, idx.data(), k, vals.data()), GW_OK);
+        for (uint64_t j = 0; j < k; ++j) sum[j] = p ? sum[j] + vals[j] : vals[j];
+        const auto f = encode_ctx(s, x, 11, 2, 6);
+        ASSERT_EQ(gw_decode_accumulate(f.data(), f.size(), 1.0f, mean.data(), n), GW_OK);
+    }
+    ASSERT_EQ(gw_scatter_add(sum.data(), idx.data(), k, -1.0f / M, via_reduce.data(), n), GW_OK);
+    for (uint64_t j = 0; j < k; ++j) {
+        const float t = (-1.0f / M) * mean[idx[j]];
+        via_frames[idx[j]] = via_frames[idx[j]] + t;
+    }
+    EXPECT_TRUE(bits_equal(via_reduce, via_frames));
+    // Bad indices, non-finite values, overlap.
+    std::vector<uint32_t> bad = {3, 3};
+    EXPECT_EQ(gw_gather(mean.data(), n, bad.data(), 2, vals.data()), GW_ERR_INVALID_ARGUMENT);
+    bad = {3, uint32_t(n)};
+    EXPECT_EQ(gw_scatter_add(vals.data(), bad.data(), 2, 1.0f, mean.data(), n), GW_ERR_INVALID_ARGUMENT);
+    const Vec before = mean;
+    vals[1] = NAN;
+    EXPECT_EQ(gw_scatter_add(vals.data(), idx.data(), 2, 1.0f, mean.data(), n), GW_ERR_NONFINITE);
+    EXPECT_TRUE(bits_equal(mean, before));
+    EXPECT_EQ(gw_gather(mean.data(), n, idx.data(), 2, mean.data() + 1), GW_ERR_OVERLAP);
+    EXPECT_EQ(gw_randk_indices(1, 1, 1, 10, 11, idx.data()), GW_ERR_INVALID_ARGUMENT);
+}
+
+TEST(Randomk, StrictDecoder) {
+    Spec s(GW_CODEC_RANDOMK);
+    s.set(GW_PARAM_K, 4).set(GW_PARAM_VALUE_DTYPE, GW_DTYPE_F16);
+    auto f = encode_ctx(s, random_floats(50, 1), 1, 2, 3);
+    Vec out(50);
+    ASSERT_EQ(gw_decode(f.data(), f.size(), out.data(), 50, nullptr), GW_OK);
+    const size_t po = payload_offset(f);
+    auto g = f;
+    g[po + 16] = 0x00, g[po + 17] = 0x7C;  // +Inf in f16
+    refresh_crc(g);
+    EXPECT_EQ(gw_decode(g.data(), g.size(), out.data(), 50, nullptr), GW_ERR_FRAME_PAYLOAD);
+}
+
+// --------------------------------------------------------------- diagnostics
+TEST(Diagnostics, ContractionAndCompressionRatio) {
+    const Vec x = {3, -4, 0, 0};  // ||x||^2 = 25
+    double r = -1;
+    Spec topk(GW_CODEC_TOPK);
+    topk.set(GW_PARAM_K, 1);
+    ASSERT_EQ(gw_codec_contraction(topk, nullptr, x.data(), 4, &r), GW_OK);
+    EXPECT_DOUBLE_EQ(r, 9.0 / 25.0);  // keeps -4, loses 3
+    topk.set(GW_PARAM_K, 4);
+    ASSERT_EQ(gw_codec_contraction(topk, nullptr, x.data(), 4, &r), GW_OK);
+    EXPECT_EQ(r, 0.0);
+    Spec sign(GW_CODEC_SCALED_SIGN);  // one block: scale 7/4, C(x) = (1.75, -1.75, 1.75, 1.75)
+    ASSERT_EQ(gw_codec_contraction(sign, nullptr, x.data(), 4, &r), GW_OK);
+    EXPECT_DOUBLE_EQ(r, (1.25 * 1.25 + 2.25 * 2.25 + 2 * 1.75 * 1.75) / 25.0);
+    const Vec zero(4, 0.0f);
+    ASSERT_EQ(gw_codec_contraction(sign, nullptr, zero.data(), 4, &r), GW_OK);
+    EXPECT_EQ(r, 0.0);
+    Vec nan = x;
+    nan[0] = NAN;
+    EXPECT_EQ(gw_codec_contraction(sign, nullptr, nan.data(), 4, &r), GW_ERR_NONFINITE);
+
+    Spec id(GW_CODEC_IDENTITY);
+    const auto f = gwtest::encode(id, random_floats(1000, 1));
+    ASSERT_EQ(gw_frame_compression_ratio(f.data(), f.size(), &r), GW_OK);
+    EXPECT_DOUBLE_EQ(r, 4000.0 / 4044.0);
+    EXPECT_EQ(gw_frame_compression_ratio(f.data(), f.size() - 1, &r), GW_ERR_FRAME_TRUNCATED);
+}
