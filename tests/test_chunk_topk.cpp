@@ -45,24 +45,6 @@ Spec chunked(gw_codec_id id, int64_t k, int64_t chunk, gw_dtype vt = GW_DTYPE_F3
     return s;
 }
 
-std::map<std::string, Vec> inputs(size_t n) {
-    std::map<std::string, Vec> m;
-    m["normal"] = random_floats(n, 21);
-    m["zeros"] = Vec(n, 0.0f);
-    m["all_equal"] = Vec(n, 1.5f);
-    Vec few(n), tiny(n), sparse(n, 0.0f);
-    std::mt19937 rng(9);
-    for (size_t i = 0; i < n; ++i) {
-        const int r = int(rng() % 4);
-        few[i] = r == 0 ? -0.0f : (r < 2 ? 2.0f : -2.0f);
-        tiny[i] = (i % 2 ? -1.0f : 1.0f) * FLT_TRUE_MIN * float(1 + i % 5);
-        if (i % 17 == 3) sparse[i] = float(i % 5) - 2.0f;  // fewer nonzeros than k in some chunks
-    }
-    m["few_distinct"] = few;
-    m["denormals"] = tiny;
-    m["sparse"] = sparse;
-    return m;
-}
 
 }  // namespace
 
@@ -70,7 +52,7 @@ TEST(ChunkTopk, MatchesPerChunkReferenceOnEveryTarget) {
     for (size_t n : {size_t(1), size_t(2), size_t(17), size_t(1000), size_t(70001)}) {
         const std::vector<uint64_t> chunks = {0, 1, 7, 64, n > 1 ? n - 1 : 1, n, n + 3, 65536};
         const std::vector<uint64_t> ks = {0, 1, n / 100, n / 10, n - 1, n};
-        for (const auto& named : inputs(n))
+        for (const auto& named : gwtest::selection_inputs(n))
             for (uint64_t c : chunks)
                 for (uint64_t k : ks) {
                     if (n > 1000 && c != 0 && c < 64) continue;  // tiny chunks: small n suffices

@@ -22,24 +22,6 @@ using ref::Vec;
 
 namespace {
 
-std::map<std::string, Vec> inputs(size_t n) {
-    std::map<std::string, Vec> m;
-    m["normal"] = random_floats(n, 31);
-    m["zeros"] = Vec(n, 0.0f);
-    m["all_equal"] = Vec(n, -1.25f);
-    Vec few(n), tiny(n), sparse(n, 0.0f);
-    std::mt19937 rng(3);
-    for (size_t i = 0; i < n; ++i) {
-        const int r = int(rng() % 5);
-        few[i] = r == 0 ? -0.0f : (r < 3 ? 0.5f : -2.0f);
-        tiny[i] = (i % 2 ? -1.0f : 1.0f) * FLT_TRUE_MIN * float(1 + i % 3);
-        if (i % 13 == 5) sparse[i] = float(int(i % 7) - 3) * 1.5f;
-    }
-    m["few_distinct"] = few;
-    m["denormals"] = tiny;
-    m["sparse"] = sparse;
-    return m;
-}
 
 float rounded(float v, int vdt) {
     return vdt == 2 ? gw::ref::f16_to_f32(gw::ref::f32_to_f16(v))
@@ -99,7 +81,7 @@ void expect_nonfinite_refused(const gw_codec_spec* s, size_t n) {
 // ---------------------------------------------------------------- threshold
 TEST(Threshold, MatchesTheDefinitionOnEveryTarget) {
     for (size_t n : {size_t(1), size_t(17), size_t(1000), size_t(70001)})
-        for (const auto& named : inputs(n))
+        for (const auto& named : gwtest::selection_inputs(n))
             for (float t : {0.0f, FLT_TRUE_MIN, 0.5f, 1.25f, 2.0f, 1e30f})
                 for (int vdt : {1, 2, 3}) {
                     if (vdt != 1 && n > 1000) continue;
@@ -203,7 +185,7 @@ Vec sampled_ref(const Vec& x, uint64_t k, uint64_t ppm, uint64_t seed, uint32_t 
 
 TEST(SampledTopk, MatchesTheDefinitionOnEveryTarget) {
     for (size_t n : {size_t(1), size_t(17), size_t(1000), size_t(70001), size_t(300000)})
-        for (const auto& named : inputs(n))
+        for (const auto& named : gwtest::selection_inputs(n))
             for (uint64_t k : {uint64_t(0), uint64_t(1), uint64_t(n / 100), uint64_t(n / 10), uint64_t(n)})
                 for (uint64_t ppm : {uint64_t(1000), uint64_t(20000), uint64_t(1000000)}) {
                     const Vec& x = named.second;

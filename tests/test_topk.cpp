@@ -31,27 +31,6 @@ Spec topk(int64_t k, gw_dtype values = GW_DTYPE_F32, int zstd = 1) {
     return s;
 }
 
-std::map<std::string, Vec> inputs(size_t n) {
-    std::map<std::string, Vec> m;
-    m["normal"] = random_floats(n, 11);
-    m["zeros"] = Vec(n, 0.0f);
-    m["negzeros"] = Vec(n, -0.0f);
-    m["all_equal"] = Vec(n, -2.5f);
-    Vec few(n), huge(n, 1e-3f), tiny(n), mixed(n);
-    std::mt19937 rng(5);
-    for (size_t i = 0; i < n; ++i) {
-        const int r = int(rng() % 5);
-        few[i] = r == 0 ? 0.0f : (r < 3 ? 1.0f : -1.0f);  // few distinct values, many ties
-        tiny[i] = (i % 2 ? -1.0f : 1.0f) * FLT_TRUE_MIN * float(1 + i % 3);
-        mixed[i] = i % 7 == 0 ? -0.0f : (i % 3 ? 3.0f : -3.0f);
-    }
-    if (n) huge[n / 2] = 3e38f;  // one huge value
-    m["few_distinct"] = few;
-    m["one_huge"] = huge;
-    m["denormals"] = tiny;
-    m["mixed"] = mixed;
-    return m;
-}
 
 }  // namespace
 
@@ -59,7 +38,7 @@ TEST(Topk, MatchesSortReferenceOnEveryTarget) {
     for (size_t n : {size_t(1), size_t(2), size_t(15), size_t(16), size_t(17), size_t(1000),
                      size_t(65537), size_t(300001)}) {
         const std::vector<uint64_t> ks = {0, 1, 2, n / 1000, n / 100, n / 10, n - 1, n, n + 5};
-        for (const auto& named : inputs(n))
+        for (const auto& named : gwtest::selection_inputs(n))
             for (uint64_t k : ks)
                 for (gw_dtype vt : {GW_DTYPE_F32, GW_DTYPE_F16, GW_DTYPE_BF16}) {
                     if (vt != GW_DTYPE_F32 && n > 1000) continue;  // value rounding: small n suffices

@@ -4,9 +4,11 @@
 
 #include <gtest/gtest.h>
 
+#include <cfloat>
 #include <cstdint>
 #include <cstring>
 #include <fstream>
+#include <map>
 #include <random>
 #include <sstream>
 #include <string>
@@ -43,6 +45,34 @@ inline std::vector<float> random_floats(size_t n, uint32_t seed, float scale = 1
     std::vector<float> v(n);
     for (auto& x : v) x = dist(rng);
     return v;
+}
+
+// The inputs every selecting codec is tested on: random, ties (few distinct
+// values, all equal), zeros of both signs, denormals, one huge value, and
+// sparse ones (fewer nonzero entries than a typical k).
+inline std::map<std::string, std::vector<float>> selection_inputs(size_t n) {
+    using Vec = std::vector<float>;
+    std::map<std::string, Vec> m;
+    m["normal"] = random_floats(n, 11);
+    m["zeros"] = Vec(n, 0.0f);
+    m["negzeros"] = Vec(n, -0.0f);
+    m["all_equal"] = Vec(n, -2.5f);
+    Vec few(n), huge(n, 1e-3f), tiny(n), mixed(n), sparse(n, 0.0f);
+    std::mt19937 rng(5);
+    for (size_t i = 0; i < n; ++i) {
+        const int r = int(rng() % 5);
+        few[i] = r == 0 ? 0.0f : (r < 3 ? 1.0f : -1.0f);  // few distinct values, many ties
+        tiny[i] = (i % 2 ? -1.0f : 1.0f) * FLT_TRUE_MIN * float(1 + i % 3);
+        mixed[i] = i % 7 == 0 ? -0.0f : (i % 3 ? 3.0f : -3.0f);
+        if (i % 13 == 5) sparse[i] = float(int(i % 7) - 3) * 1.5f;
+    }
+    if (n) huge[n / 2] = 3e38f;
+    m["few_distinct"] = few;
+    m["one_huge"] = huge;
+    m["denormals"] = tiny;
+    m["mixed"] = mixed;
+    m["sparse"] = sparse;
+    return m;
 }
 
 inline bool bits_equal(const float* a, const float* b, size_t n) {

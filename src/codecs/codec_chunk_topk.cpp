@@ -57,18 +57,10 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
                                 k_of(p, n), static_cast<uint64_t>(p.v[kChunk]));
 }
 
-void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
-    sparse::decode(p.v[kValueDtype], payload, n, out);
-}
-
-void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t, float alpha,
-                float* acc) {
-    sparse::accumulate(p.v[kValueDtype], payload, alpha, acc);
-}
-
 }  // namespace
 
-extern const Codec kChunkTopkCodec = {GW_CODEC_CHUNK_TOPK, "chunk_topk", kParams, 5, nullptr,
-                                      max_payload, encode, check, decode, accumulate};
+extern const Codec kChunkTopkCodec = {
+    GW_CODEC_CHUNK_TOPK, "chunk_topk", kParams, 5, nullptr, max_payload, encode, check,
+    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>};
 
 }  // namespace gw

@@ -53,18 +53,10 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
     return sparse::check(p.v[kValueDtype], n, payload, len, n, threshold_of(p));
 }
 
-void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
-    sparse::decode(p.v[kValueDtype], payload, n, out);
-}
-
-void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t, float alpha,
-                float* acc) {
-    sparse::accumulate(p.v[kValueDtype], payload, alpha, acc);
-}
-
 }  // namespace
 
-extern const Codec kThresholdCodec = {GW_CODEC_THRESHOLD, "threshold", kParams, 3, nullptr,
-                                      max_payload, encode, check, decode, accumulate};
+extern const Codec kThresholdCodec = {
+    GW_CODEC_THRESHOLD, "threshold", kParams, 3, nullptr, max_payload, encode, check,
+    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>};
 
 }  // namespace gw

@@ -14,6 +14,7 @@
 #include <cstddef>
 #include <cstdint>
 
+#include "codecs/codec.hpp"
 #include "gradwire_types.h"
 #include "util/bytes.hpp"
 
@@ -74,5 +75,17 @@ gw_status check(int64_t vdt, uint64_t max_nnz, const uint8_t* payload, uint64_t 
 // On a checked payload: out = decoded (zeros elsewhere); acc += alpha * decoded.
 void decode(int64_t vdt, const uint8_t* payload, uint64_t n, float* out);
 void accumulate(int64_t vdt, const uint8_t* payload, float alpha, float* acc);
+
+// Codec::decode and Codec::accumulate of a codec whose payload is this one,
+// with its value dtype at parameter slot S.
+template <size_t S>
+void codec_decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
+    decode(p.v[S], payload, n, out);
+}
+template <size_t S>
+void codec_accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t,
+                      float alpha, float* acc) {
+    accumulate(p.v[S], payload, alpha, acc);
+}
 
 }  // namespace gw::sparse
