@@ -3,7 +3,9 @@
  * own residual and k_l = d_l / 1000, and the layers' frames go out
  * all-gathered: every worker applies every worker's frames,
  * v -= (1/M) * sum_p decoded_p (lr is inside the residual recursion
- * acc = eps + lr * g).
+ * acc = eps + lr * g). The small layers (b2, W2, b1) share one message: a
+ * fusion buffer per worker merges their frames into a bundle, flushed when
+ * the last of them is in; W1's frame goes alone.
  */
 #include <stdlib.h>
 
@@ -12,8 +14,14 @@
 #include "common/util.h"
 #include "methods.h"
 
+/* The small layers, in fusion slot order; W1 goes alone. */
+static const int fused[] = {MLP_B1, MLP_W2, MLP_B2};
+#define NFUSED 3
+
 typedef struct lags_state {
     gw_lags_layer **h; /* [worker * MLP_NT + tensor] */
+    gw_fusion **fusion;         /* [worker] */
+    frame_buf *small;           /* [worker * NFUSED]: frames before they are fused */
     float **u, **p;    /* [worker]: local momentum and momentum-corrected gradient */
     float *acc, *mem;  /* delta diagnostic scratch: [M * n(W1)], [n(W1)] */
     double delta_sum;
@@ -28,11 +36,15 @@ static void *lags_create(sim *s, const method *m)
     int i, t;
     (void)m;
     st->h = xcalloc((size_t)M * MLP_NT, sizeof *st->h);
+    st->fusion = xcalloc((size_t)M, sizeof *st->fusion);
+    st->small = xcalloc((size_t)M * NFUSED, sizeof *st->small);
     st->u = xcalloc((size_t)M, sizeof *st->u);
     st->p = xcalloc((size_t)M, sizeof *st->p);
     st->acc = xcalloc((size_t)M * n1, sizeof(float));
     st->mem = xcalloc(n1, sizeof(float));
     for (i = 0; i < M; i++) {
+        gw_fusion_options fo = GW_FUSION_OPTIONS_INIT;
+        size_t bundle_cap = 16;
         st->u[i] = xcalloc(MLP_NPARAM, sizeof(float));
         st->p[i] = xcalloc(MLP_NPARAM, sizeof(float));
         for (t = 0; t < MLP_NT; t++) {
@@ -50,9 +62,21 @@ static void *lags_create(sim *s, const method *m)
             o.tensor = (uint32_t)t;
             check(gw_lags_layer_create(h, &o, spec), "gw_lags_layer_create");
             check(gw_lags_layer_frame_bound(*h, &cap), "gw_lags_layer_frame_bound");
-            frame_buf_alloc(SIM_PUSH(s, i, t), cap);
+            if (t == MLP_W1)
+                frame_buf_alloc(SIM_PUSH(s, i, t), cap);
+            else {
+                int f = 0;
+                while (fused[f] != t)
+                    f++;
+                frame_buf_alloc(&st->small[(size_t)i * NFUSED + f], cap);
+                bundle_cap += 12 + cap;
+            }
             gw_codec_spec_free(spec);
         }
+        fo.layers = NFUSED;
+        fo.capacity = (size_t)1 << 16;
+        check(gw_fusion_create(&st->fusion[i], &fo), "gw_fusion_create");
+        frame_buf_alloc(SIM_PUSH(s, i, MLP_B1), bundle_cap); /* the bundle */
     }
     return st;
 }
@@ -65,10 +89,21 @@ static gw_status lags_push(void *state, sim *s, int i)
     method_nesterov(st->u[i], s->grad[i], (float)s->cfg->mu, st->p[i], MLP_NPARAM);
     for (t = MLP_NT - 1; t >= 0; t--) {
         const mlp_tensor *T = &mlp_tensors[t];
-        frame_buf *fb = SIM_PUSH(s, i, t);
+        int f = 0, flush = 0;
+        frame_buf *fb;
+        while (f < NFUSED && fused[f] != t)
+            f++;
+        fb = f < NFUSED ? &st->small[(size_t)i * NFUSED + f] : SIM_PUSH(s, i, t);
         SIM_TRY(s, gw_lags_layer_step(st->h[(size_t)i * MLP_NT + t], st->p[i] + T->off,
                                       GW_DTYPE_F32, T->rows * T->cols, s->lr, fb->data, fb->cap,
                                       &fb->size));
+        if (f == NFUSED)
+            continue;
+        SIM_TRY(s, gw_fusion_add(st->fusion[i], (uint32_t)f, fb->data, fb->size, &flush));
+        if (flush) { /* the last small layer is in: the bundle goes out */
+            frame_buf *bundle = SIM_PUSH(s, i, MLP_B1);
+            SIM_TRY(s, gw_fusion_flush(st->fusion[i], bundle->data, bundle->cap, &bundle->size));
+        }
     }
     return GW_OK;
 }
@@ -100,17 +135,29 @@ static gw_status lags_serve(void *state, sim *s, int t)
     return GW_OK;
 }
 
+/* Every worker's W1 frame and bundle, in rank order: v -= (1/M) * decoded. */
 static gw_status lags_apply(void *state, sim *s, int i)
 {
-    int p, t;
+    const float alpha = -1.0f / (float)s->M;
+    const mlp_tensor *W1 = &mlp_tensors[MLP_W1];
+    int p;
     (void)state;
-    for (p = 0; p < s->M; p++)
-        for (t = 0; t < MLP_NT; t++) {
-            const mlp_tensor *T = &mlp_tensors[t];
-            const frame_buf *fb = SIM_PUSH(s, p, t);
-            SIM_TRY(s, gw_decode_accumulate(fb->data, fb->size, -1.0f / (float)s->M,
+    for (p = 0; p < s->M; p++) {
+        const frame_buf *fb = SIM_PUSH(s, p, MLP_W1), *bundle = SIM_PUSH(s, p, MLP_B1);
+        gw_bundle_entry e[NFUSED];
+        size_t count, j;
+        SIM_TRY(s, gw_decode_accumulate(fb->data, fb->size, alpha, s->x[i] + W1->off,
+                                        W1->rows * W1->cols));
+        SIM_TRY(s, gw_bundle_frames(bundle->data, bundle->size, e, NFUSED, &count));
+        for (j = 0; j < count; j++) {
+            const mlp_tensor *T;
+            if (e[j].layer >= NFUSED) /* a valid bundle, but not of our layers */
+                return sim_error(s, GW_ERR_FRAME_INDEX, "bundle layer");
+            T = &mlp_tensors[fused[e[j].layer]];
+            SIM_TRY(s, gw_decode_accumulate(bundle->data + e[j].offset, e[j].size, alpha,
                                             s->x[i] + T->off, T->rows * T->cols));
         }
+    }
     return GW_OK;
 }
 
@@ -131,6 +178,12 @@ static void lags_destroy(void *state, sim *s)
     int i;
     for (k = 0; k < (size_t)s->M * MLP_NT; k++)
         gw_lags_layer_free(st->h[k]);
+    for (k = 0; k < (size_t)s->M * NFUSED; k++)
+        free(st->small[k].data);
+    for (i = 0; i < s->M; i++)
+        gw_fusion_free(st->fusion[i]);
+    free(st->fusion);
+    free(st->small);
     for (i = 0; i < s->M; i++) {
         free(st->u[i]);
         free(st->p[i]);
@@ -144,7 +197,7 @@ static void lags_destroy(void *state, sim *s)
 }
 
 const method method_lags = {
-    .name = "lags", .title = "LAGS-SGD: top-k 0.1% per layer in backward order, all-gather",
+    .name = "lags", .title = "LAGS-SGD: top-k 0.1% per layer in backward order, small layers fused, all-gather",
     .create = lags_create, .push = lags_push, .serve = lags_serve, .apply = lags_apply,
     .destroy = lags_destroy, .diag_name = "delta(W1)", .diag = lags_diag, .one_way = 1,
     .gap_limit = 2.0, .min_ratio = 400.0, .quick_gap_limit = 12.0};
