@@ -8,6 +8,7 @@
 
 #include <cstdint>
 
+#include "codecs/sparse_payload.hpp"
 #include "gradwire_types.h"
 
 namespace gw::chunks {
@@ -24,6 +25,18 @@ inline uint64_t chunk_len(uint64_t c, uint64_t n) { return c == 0 || c > n ? n :
 
 // Sum of k_j over the chunks: the most entries a selection writes.
 uint64_t total_k(uint64_t k, uint64_t n, uint64_t c);
+
+// The chunk-selecting codecs declare k, density_ppm, chunk_size first.
+enum Slot { kSlotK = 0, kSlotDensity = 1, kSlotChunk = 2 };
+constexpr ParamDef kParamChunk = {GW_PARAM_CHUNK_SIZE, "chunk_size", 4, 0, sparse::kMaxN, 65536};
+inline uint64_t k_of(const CodecParams& p, uint64_t n) {
+    return sparse::k_of(p.v[kSlotK], p.v[kSlotDensity], n);
+}
+inline uint64_t chunk_of(const CodecParams& p) { return static_cast<uint64_t>(p.v[kSlotChunk]); }
+// The most entries a frame of these parameters holds for n elements.
+inline uint64_t max_entries(const CodecParams& p, uint64_t n) {
+    return total_k(k_of(p, n), n, chunk_of(p));
+}
 
 // Indices of the chunk-wise top-k of finite x[0..n), increasing, into idx
 // (room for total_k); returns how many. `work`: kern::kTopkScratchBytes,

@@ -12,49 +12,38 @@
 namespace gw {
 namespace {
 
-enum Slot { kK = 0, kDensity = 1, kChunk = 2, kValueDtype = 3, kZstd = 4 };
-constexpr int64_t kMaxN = UINT32_MAX;
-constexpr ParamDef kParams[] = {
-    {GW_PARAM_K, "k", 8, 0, kMaxN, 0},
-    {GW_PARAM_DENSITY_PPM, "density_ppm", 4, 0, 1000000, 10000},
-    {GW_PARAM_CHUNK_SIZE, "chunk_size", 4, 0, kMaxN, 65536},
-    {GW_PARAM_VALUE_DTYPE, "value_dtype", 1, GW_DTYPE_F32, GW_DTYPE_BF16, GW_DTYPE_F32},
-    {GW_PARAM_ZSTD, "zstd", 1, 0, 1, 1},
-};
-
-uint64_t k_of(const CodecParams& p, uint64_t n) { return sparse::k_of(p.v[kK], p.v[kDensity], n); }
-uint64_t max_nnz(const CodecParams& p, uint64_t n) {
-    return chunks::total_k(k_of(p, n), n, static_cast<uint64_t>(p.v[kChunk]));
-}
+enum { kValueDtype = 3 };  // after k, density_ppm, chunk_size (chunk_select.hpp)
+constexpr ParamDef kParams[] = {sparse::kParamK, sparse::kParamDensity, chunks::kParamChunk,
+                                sparse::kParamValueDtype, sparse::kParamZstd};
 
 bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
-    if (n > static_cast<uint64_t>(kMaxN)) return false;
-    *bytes = sparse::payload_size(max_nnz(p, n), p.v[kValueDtype]);
+    if (n > static_cast<uint64_t>(sparse::kMaxN)) return false;
+    *bytes = sparse::payload_size(chunks::max_entries(p, n), p.v[kValueDtype]);
     return true;
 }
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
     if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
-    const uint64_t cap = max_nnz(p, n);
+    const uint64_t cap = chunks::max_entries(p, n);
     // Scratch: the selection's work area, the indices, the gathered values.
     uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(kern::kTopkScratchBytes + cap * 8));
     if (!mem) return GW_ERR_OUT_OF_MEMORY;
     uint32_t* idx = reinterpret_cast<uint32_t*>(mem + kern::kTopkScratchBytes);
     float* val = reinterpret_cast<float*>(idx + cap);
     const uint64_t k =
-        chunks::select(x, n, k_of(p, n), static_cast<uint64_t>(p.v[kChunk]), idx, mem);
+        chunks::select(x, n, chunks::k_of(p, n), chunks::chunk_of(p), idx, mem);
     sparse::write(p.v[kValueDtype], x, n, idx, val, k, payload, len, residual);
     return GW_OK;
 }
 
 gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
     const int64_t vdt = p.v[kValueDtype];
-    const gw_status st = sparse::check(vdt, max_nnz(p, n), payload, len, n);
+    const gw_status st = sparse::check(vdt, chunks::max_entries(p, n), payload, len, n);
     if (st != GW_OK) return st;
     const uint64_t nnz = load_le<uint32_t>(payload);
     return chunks::check_counts(payload + 4 + nnz * sparse::value_size(vdt), nnz, n,
-                                k_of(p, n), static_cast<uint64_t>(p.v[kChunk]));
+                                chunks::k_of(p, n), chunks::chunk_of(p));
 }
 
 }  // namespace

@@ -16,35 +16,25 @@
 namespace gw {
 namespace {
 
-enum Slot { kK = 0, kDensity = 1, kChunk = 2, kZstd = 3 };
-constexpr int64_t kMaxN = UINT32_MAX;
-constexpr ParamDef kParams[] = {
-    {GW_PARAM_K, "k", 8, 0, kMaxN, 0},
-    {GW_PARAM_DENSITY_PPM, "density_ppm", 4, 0, 1000000, 10000},
-    {GW_PARAM_CHUNK_SIZE, "chunk_size", 4, 0, kMaxN, 65536},
-    {GW_PARAM_ZSTD, "zstd", 1, 0, 1, 1},
-};
-
-uint64_t k_of(const CodecParams& p, uint64_t n) { return sparse::k_of(p.v[kK], p.v[kDensity], n); }
-uint64_t max_count(const CodecParams& p, uint64_t n) {
-    return chunks::total_k(k_of(p, n), n, static_cast<uint64_t>(p.v[kChunk]));
-}
+// k, density_ppm, chunk_size (chunk_select.hpp), zstd.
+constexpr ParamDef kParams[] = {sparse::kParamK, sparse::kParamDensity, chunks::kParamChunk,
+                                sparse::kParamZstd};
 
 bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
-    if (n > static_cast<uint64_t>(kMaxN)) return false;
-    *bytes = 4 + 4 * max_count(p, n);
+    if (n > static_cast<uint64_t>(sparse::kMaxN)) return false;
+    *bytes = 4 + 4 * chunks::max_entries(p, n);
     return true;
 }
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
     if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
-    const uint64_t cap = max_count(p, n);
+    const uint64_t cap = chunks::max_entries(p, n);
     uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(kern::kTopkScratchBytes + cap * 4));
     if (!mem) return GW_ERR_OUT_OF_MEMORY;
     uint32_t* idx = reinterpret_cast<uint32_t*>(mem + kern::kTopkScratchBytes);
     const uint64_t k =
-        chunks::select(x, n, k_of(p, n), static_cast<uint64_t>(p.v[kChunk]), idx, mem);
+        chunks::select(x, n, chunks::k_of(p, n), chunks::chunk_of(p), idx, mem);
     uint64_t count = 0;
     for (uint64_t i = 0; i < k; ++i)
         if (x[idx[i]] != 0.0f) idx[count++] = idx[i];
@@ -58,11 +48,10 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
 gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
     if (len < 4) return GW_ERR_FRAME_LENGTH;
     const uint64_t count = load_le<uint32_t>(payload);
-    if (count > max_count(p, n) || len != 4 + 4 * count) return GW_ERR_FRAME_LENGTH;
+    if (count > chunks::max_entries(p, n) || len != 4 + 4 * count) return GW_ERR_FRAME_LENGTH;
     const gw_status st = sparse::check_gaps(payload + 4, count, n);
     if (st != GW_OK) return st;
-    return chunks::check_counts(payload + 4, count, n, k_of(p, n),
-                                static_cast<uint64_t>(p.v[kChunk]));
+    return chunks::check_counts(payload + 4, count, n, chunks::k_of(p, n), chunks::chunk_of(p));
 }
 
 // The mask: acc[i] += alpha * 1 at the selected indices (same arithmetic as

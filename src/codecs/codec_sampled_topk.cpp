@@ -26,14 +26,13 @@ namespace gw {
 namespace {
 
 enum Slot { kK = 0, kDensity = 1, kSample = 2, kValueDtype = 3, kZstd = 4 };
-constexpr int64_t kMaxN = UINT32_MAX;
 constexpr uint64_t kMinSample = 1024;
 constexpr ParamDef kParams[] = {
-    {GW_PARAM_K, "k", 8, 0, kMaxN, 0},
-    {GW_PARAM_DENSITY_PPM, "density_ppm", 4, 0, 1000000, 10000},
+    sparse::kParamK,
+    sparse::kParamDensity,
     {GW_PARAM_SAMPLE_PPM, "sample_ppm", 4, 0, 1000000, 10000},
-    {GW_PARAM_VALUE_DTYPE, "value_dtype", 1, GW_DTYPE_F32, GW_DTYPE_BF16, GW_DTYPE_F32},
-    {GW_PARAM_ZSTD, "zstd", 1, 0, 1, 1},
+    sparse::kParamValueDtype,
+    sparse::kParamZstd,
 };
 
 uint64_t k_of(const CodecParams& p, uint64_t n) { return sparse::k_of(p.v[kK], p.v[kDensity], n); }
@@ -45,7 +44,7 @@ uint64_t sample_size(const CodecParams& p, uint64_t n) {
 }
 
 bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
-    if (n > static_cast<uint64_t>(kMaxN)) return false;
+    if (n > static_cast<uint64_t>(sparse::kMaxN)) return false;
     *bytes = sparse::payload_size(k_of(p, n), p.v[kValueDtype]);
     return true;
 }

@@ -15,11 +15,10 @@ namespace gw {
 namespace {
 
 enum Slot { kThreshold = 0, kValueDtype = 1, kZstd = 2 };
-constexpr int64_t kMaxN = UINT32_MAX;
 constexpr ParamDef kParams[] = {
     {GW_PARAM_THRESHOLD, "threshold", 4, 0, 0x7F7FFFFF, 0x3A83126F},  // FLT_MAX; 1e-3
-    {GW_PARAM_VALUE_DTYPE, "value_dtype", 1, GW_DTYPE_F32, GW_DTYPE_BF16, GW_DTYPE_F32},
-    {GW_PARAM_ZSTD, "zstd", 1, 0, 1, 1},
+    sparse::kParamValueDtype,
+    sparse::kParamZstd,
 };
 
 float threshold_of(const CodecParams& p) {
@@ -30,7 +29,7 @@ float threshold_of(const CodecParams& p) {
 }
 
 bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
-    if (n > static_cast<uint64_t>(kMaxN)) return false;
+    if (n > static_cast<uint64_t>(sparse::kMaxN)) return false;
     *bytes = sparse::payload_size(n, p.v[kValueDtype]);
     return true;
 }

@@ -15,18 +15,13 @@ namespace gw {
 namespace {
 
 enum Slot { kK = 0, kDensity = 1, kValueDtype = 2, kZstd = 3 };
-constexpr int64_t kMaxN = UINT32_MAX;
-constexpr ParamDef kParams[] = {
-    {GW_PARAM_K, "k", 8, 0, kMaxN, 0},
-    {GW_PARAM_DENSITY_PPM, "density_ppm", 4, 0, 1000000, 10000},
-    {GW_PARAM_VALUE_DTYPE, "value_dtype", 1, GW_DTYPE_F32, GW_DTYPE_BF16, GW_DTYPE_F32},
-    {GW_PARAM_ZSTD, "zstd", 1, 0, 1, 1},
-};
+constexpr ParamDef kParams[] = {sparse::kParamK, sparse::kParamDensity, sparse::kParamValueDtype,
+                                sparse::kParamZstd};
 
 uint64_t k_of(const CodecParams& p, uint64_t n) { return sparse::k_of(p.v[kK], p.v[kDensity], n); }
 
 bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
-    if (n > static_cast<uint64_t>(kMaxN)) return false;
+    if (n > static_cast<uint64_t>(sparse::kMaxN)) return false;
     *bytes = sparse::payload_size(k_of(p, n), p.v[kValueDtype]);
     return true;
 }

@@ -20,6 +20,15 @@
 
 namespace gw::sparse {
 
+// The parameters the selecting codecs share (each declares its own list,
+// in its own order, from these).
+constexpr int64_t kMaxN = UINT32_MAX;  // n < 2^32: indices are u32
+constexpr ParamDef kParamK = {GW_PARAM_K, "k", 8, 0, kMaxN, 0};
+constexpr ParamDef kParamDensity = {GW_PARAM_DENSITY_PPM, "density_ppm", 4, 0, 1000000, 10000};
+constexpr ParamDef kParamValueDtype = {GW_PARAM_VALUE_DTYPE, "value_dtype", 1, GW_DTYPE_F32,
+                                       GW_DTYPE_BF16, GW_DTYPE_F32};
+constexpr ParamDef kParamZstd = {GW_PARAM_ZSTD, "zstd", 1, 0, 1, 1};
+
 // Entries a k / density_ppm pair asks for on n elements: k if nonzero (at
 // most n), else ceil(n * ppm / 1e6).
 inline uint64_t k_of(int64_t k, int64_t ppm, uint64_t n) {
