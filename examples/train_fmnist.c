@@ -12,9 +12,16 @@
  *         on both sides; one block per weight row by default (--blocks)
  *   topk  exact top-k 1% both ways, error feedback on both sides
  *   slgs  SLGS: top-k 0.1% over the whole model, error feedback, all-gather
+ *   cltk  ScaleCom CLT-k at 100x, values all-reduced
+ *   lags  LAGS-SGD at 1000x per layer, small layers fused, all-gather
  *
  * Data, model, threads, command line and the training loop are in
  * examples/common/. A new method is a `method` entry in examples/methods/.
+ *
+ * Built with GW_DEMO_MPI (train_fmnist_mpi) the same program runs one worker
+ * per MPI rank: the parameter-server methods' frames then travel by MPI
+ * collectives (examples/common/transport_mpi.c), and the run is bit for bit
+ * the single-process one (the crc32c column of the summary).
  *
  * Exit status: 0 on success (also when the comparison fails, unless --check),
  * 1 on errors or a failed --check, 2 on a bad command line, 77 when the data
@@ -31,9 +38,16 @@
 #include "common/idx.h"
 #include "common/mlp.h"
 #include "common/pool.h"
+#include "common/report.h"
 #include "common/sim.h"
 #include "common/util.h"
 #include "methods/methods.h"
+
+#if defined(GW_DEMO_MPI)
+#include <mpi.h>
+
+#include "common/transport_mpi.h"
+#endif
 
 /* --check thresholds beside each method's own (gap_limit, min_ratio) */
 #define GAP_LIMIT_QUICK 5.0   /* --quick: one epoch on a subset */
@@ -177,8 +191,17 @@ static void print_header(const config *cfg, int train_n, int test_n, int nthread
     fflush(stdout);
 }
 
-int main(int argc, char **argv)
+/* The methods a transport can carry: with MPI, the parameter-server ones
+ * (worker frames to slot owners, broadcasts to everyone); the others need
+ * all-gathers and all-reduces of every worker's frames or values. */
+static int transportable(const method *m, const sim_transport *t)
 {
+    return !t || m->serve != method_no_serve;
+}
+
+static int demo_main(int argc, char **argv)
+{
+    const sim_transport *transport = NULL;
     config cfg;
     dataset train_set, test_set;
     run_result res[NMETHOD];
@@ -195,7 +218,26 @@ int main(int argc, char **argv)
         snprintf(names + strlen(names), sizeof names - strlen(names), "%s%s", m ? ", " : "",
                  methods[m]->name);
     parse_args(argc, argv, &cfg, names);
+#if defined(GW_DEMO_MPI)
+    util_prog = "train_fmnist_mpi";
+    transport = transport_mpi(cfg.workers);
+    if (!transport)
+        return EXIT_USAGE;
+    if (transport_mpi_rank() != 0) { /* rank 0 reports; the others keep stderr for errors */
+        progress_quiet = 1;
+        if (!freopen("/dev/null", "w", stdout))
+            return 1;
+    }
+    if (!strcmp(cfg.methods, "all"))
+        cfg.methods = "sgdm,ef,topk";
+#endif
     nselected = select_methods(cfg.methods, selected);
+    for (m = 0; m < NMETHOD; m++)
+        if (selected[m] && !transportable(methods[m], transport)) {
+            fprintf(stderr, "%s: %s is worker-to-worker; over MPI this demo runs sgdm, ef, topk\n",
+                    util_prog, methods[m]->name);
+            return EXIT_USAGE;
+        }
     if (cfg.check && !(selected[M_SGDM] && nselected > 1)) {
         fprintf(stderr, "%s: --check compares methods with sgdm; select it and another\n",
                 util_prog);
@@ -229,12 +271,12 @@ int main(int argc, char **argv)
     for (m = 0; m < NMETHOD; m++)
         if (selected[m])
             res[m] = sim_run(&cfg, methods[m], &p, &train_set, train_n, &test_set, test_n,
-                             method_ref_bytes(methods[m], ref_bytes));
+                             method_ref_bytes(methods[m], ref_bytes), transport);
     pool_destroy(&p);
 
     printf("\n== summary ==\n");
-    printf("  %-6s %10s %11s %14s %12s %9s %10s  %s\n", "method", "test acc", "gap (pts)",
-           "bytes/step", "", "ratio", "time", "replicas");
+    printf("  %-6s %10s %11s %14s %12s %9s %10s  %-9s  %s\n", "method", "test acc",
+           "gap (pts)", "bytes/step", "", "ratio", "time", "replicas", "crc32c(x)");
     for (m = 0; m < NMETHOD; m++) {
         const run_result *r = &res[m];
         char gap[32];
@@ -245,10 +287,10 @@ int main(int argc, char **argv)
             snprintf(gap, sizeof gap, "%+.2f", res[M_SGDM].test_acc - r->test_acc);
         else
             snprintf(gap, sizeof gap, "-");
-        printf("  %-6s %9.2f%% %11s %14.0f %12s %8.1fx %9.1fs  %s\n", methods[m]->name,
+        printf("  %-6s %9.2f%% %11s %14.0f %12s %8.1fx %9.1fs  %-9s  %08x\n", methods[m]->name,
                r->test_acc, gap, r->bytes_per_step, b1,
-               method_ref_bytes(methods[m], ref_bytes) / r->bytes_per_step,
-               r->seconds, r->replicas_identical ? "identical" : "DIFFER");
+               method_ref_bytes(methods[m], ref_bytes) / r->bytes_per_step, r->seconds,
+               r->replicas_identical ? "identical" : "DIFFER", (unsigned)r->digest);
     }
 
     rc = 0;
@@ -265,4 +307,17 @@ int main(int argc, char **argv)
     if (cfg.csv)
         fclose(cfg.csv);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+#if defined(GW_DEMO_MPI)
+    int rc;
+    MPI_Init(&argc, &argv);
+    rc = demo_main(argc, argv);
+    MPI_Finalize();
+    return rc;
+#else
+    return demo_main(argc, argv);
+#endif
 }

@@ -6,7 +6,8 @@
 #   4. libFuzzer: each fuzz target for FUZZ_SECONDS (default 60) from its corpus
 # Ends with one line "N passed, N failed" (gtest cases counted one by one).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-ensure_packages "${BASE_PACKAGES[@]}" clang libfuzzer-14-dev libclang-rt-14-dev binutils python3
+ensure_packages "${BASE_PACKAGES[@]}" clang libfuzzer-14-dev libclang-rt-14-dev binutils python3 \
+    openmpi-bin libopenmpi-dev
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 results=$(mktemp -d)

@@ -15,9 +15,13 @@ void progress_start(progress_line *p, const char *label, int epoch, int epochs, 
     p->last_decile = 0;
 }
 
+int progress_quiet = 0;
+
 void progress_step(progress_line *p, int step, double loss)
 {
     const int pct = (int)(100L * step / p->steps);
+    if (progress_quiet)
+        return;
     if (p->tty) {
         if (step == p->steps || step % 5 == 0)
             fprintf(stderr, "\r  [%-4s] epoch %d/%d  step %d/%d  %3d%%  loss %.4f   ", p->label,

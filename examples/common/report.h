@@ -8,6 +8,9 @@ typedef struct progress_line {
     int epoch, epochs, steps, tty, last_decile;
 } progress_line;
 
+/* 1: no progress lines at all (the MPI ranks other than 0). */
+extern int progress_quiet;
+
 void progress_start(progress_line *p, const char *label, int epoch, int epochs, int steps);
 /* After step `step` (1-based) with running mean loss `loss`. */
 void progress_step(progress_line *p, int step, double loss);

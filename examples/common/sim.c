@@ -116,12 +116,20 @@ typedef struct step_ctx {
     sim *s;
     const method *m;
     void *state;
+    const sim_transport *t;
 } step_ctx;
+
+static int owns_worker(const step_ctx *c, int i)
+{
+    return !c->t || c->t->owns_worker(c->t->ctx, i);
+}
 
 static void task_push(void *ctx, int i)
 {
     step_ctx *c = ctx;
     sim *s = c->s;
+    if (!owns_worker(c, i))
+        return;
     s->loss[i] = mlp_gradient(s->x[i], s->train, s->batch_idx + (size_t)i * s->cfg->batch,
                               s->cfg->batch, &s->scratch[i], s->grad[i]);
     c->m->push(c->state, s, i);
@@ -130,13 +138,15 @@ static void task_push(void *ctx, int i)
 static void task_serve(void *ctx, int j)
 {
     step_ctx *c = ctx;
-    c->m->serve(c->state, c->s, j);
+    if (!c->t || c->t->owns_slot(c->t->ctx, j))
+        c->m->serve(c->state, c->s, j);
 }
 
 static void task_apply(void *ctx, int i)
 {
     step_ctx *c = ctx;
-    c->m->apply(c->state, c->s, i);
+    if (owns_worker(c, i))
+        c->m->apply(c->state, c->s, i);
 }
 
 static void check_step(sim *s)
@@ -200,7 +210,8 @@ static float lr_at(const config *cfg, long step, long total)
 }
 
 run_result sim_run(const config *cfg, const method *m, pool *p, const dataset *train,
-                   int train_n, const dataset *test, int test_n, double ref_bytes)
+                   int train_n, const dataset *test, int test_n, double ref_bytes,
+                   const sim_transport *t)
 {
     const int M = cfg->workers, B = cfg->batch;
     const int steps = train_n / (M * B);
@@ -220,6 +231,7 @@ run_result sim_run(const config *cfg, const method *m, pool *p, const dataset *t
     s.train = train;
     ctx.s = &s;
     ctx.m = m;
+    ctx.t = t;
     ctx.state = m->create(&s, m);
 
     printf("\n== %s: %s ==\n", m->name, m->title);
@@ -245,8 +257,12 @@ run_result sim_run(const config *cfg, const method *m, pool *p, const dataset *t
 
             pool_run(p, task_push, &ctx, M);
             check_step(&s);
+            if (t)
+                t->after_push(t->ctx, &s);
             pool_run(p, task_serve, &ctx, s.nslots);
             check_step(&s);
+            if (t)
+                t->after_serve(t->ctx, &s);
             pool_run(p, task_apply, &ctx, M);
             check_step(&s);
 
@@ -282,9 +298,13 @@ run_result sim_run(const config *cfg, const method *m, pool *p, const dataset *t
 
     /* Every worker applied the same broadcast frames: replicas must agree bit for bit. */
     res.replicas_identical = 1;
-    for (i = 1; i < M; i++)
-        if (memcmp(s.x[0], s.x[i], sizeof(float) * MLP_NPARAM) != 0)
-            res.replicas_identical = 0;
+    if (t)
+        res.replicas_identical = t->identical(t->ctx, &s);
+    else
+        for (i = 1; i < M; i++)
+            if (memcmp(s.x[0], s.x[i], sizeof(float) * MLP_NPARAM) != 0)
+                res.replicas_identical = 0;
+    check(gw_crc32c(s.x[0], sizeof(float) * MLP_NPARAM, &res.digest), "gw_crc32c");
 
     m->destroy(ctx.state, &s);
     sim_destroy(&s);

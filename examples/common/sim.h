@@ -118,12 +118,33 @@ typedef struct run_result {
     int ran;
     double test_acc, test_loss, train_loss, bytes_per_step, seconds;
     int replicas_identical;
+    uint32_t digest; /* CRC32C of worker 0's final parameters */
 } run_result;
+
+/* Where the workers and slots of a run live. NULL: all in this process.
+ * Otherwise each process runs the push and apply phases of the workers it
+ * owns and the serve phase of the slots it owns, and the transport moves
+ * the frames between the phases (examples/train_fmnist_mpi.c):
+ *   after_push    every owned slot must see every worker's push frame, and
+ *                 every process every frame's size and every worker's loss;
+ *   after_serve   every process must see every broadcast frame and extra_bytes;
+ *   identical     whether every worker's replica equals worker 0's.
+ * Worker 0 must be owned by the process that reports (its replica is tested). */
+typedef struct sim_transport {
+    void *ctx;
+    int (*owns_worker)(void *ctx, int worker);
+    int (*owns_slot)(void *ctx, int slot);
+    void (*after_push)(void *ctx, sim *s);
+    void (*after_serve)(void *ctx, sim *s);
+    int (*identical)(void *ctx, sim *s);
+} sim_transport;
 
 /* Train with method m: cfg->epochs epochs over train[0..train_n), test
  * accuracy of worker 0's replica on test[0..test_n) after each epoch.
- * ref_bytes (bytes per step of float32 frames) gives the printed ratio. */
+ * ref_bytes (bytes per step of float32 frames) gives the printed ratio.
+ * t may be NULL (everything local). */
 run_result sim_run(const config *cfg, const method *m, pool *p, const dataset *train,
-                   int train_n, const dataset *test, int test_n, double ref_bytes);
+                   int train_n, const dataset *test, int test_n, double ref_bytes,
+                   const sim_transport *t);
 
 #endif
