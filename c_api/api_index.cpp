@@ -17,6 +17,7 @@ gw_status gw_index_frame_indices(const void* frame, size_t size, uint32_t* idx, 
     if (v.params.codec->id != GW_CODEC_INDEX) return GW_ERR_CODEC_MISMATCH;
     if (overlaps(frame, size, idx, span_bytes(capacity, sizeof(uint32_t)))) return GW_ERR_OVERLAP;
     const uint64_t k = gw::load_le<uint32_t>(v.payload);
+    *count = static_cast<size_t>(k); /* set for a valid frame, so a caller can size idx */
     if (capacity < k) return GW_ERR_BUFFER_TOO_SMALL;
     gw::index_payload_indices(v.payload, idx);
     *count = static_cast<size_t>(k);

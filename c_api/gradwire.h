@@ -376,7 +376,9 @@ GW_API gw_status gw_cltk_load(gw_cltk *cltk, const void *blob, size_t size);
  * speech): 400 up to 128, 50 below 196, 25 from 196 up. */
 GW_API gw_status gw_scalecom_rate(double flops_per_gradient, uint32_t *rate);
 
-/* Indices of an index frame (GW_CODEC_INDEX), increasing. */
+/* Indices of an index frame (GW_CODEC_INDEX), increasing. *count is set
+ * whenever the frame is valid, so (NULL, 0) asks for the count
+ * (GW_ERR_BUFFER_TOO_SMALL when it is not 0). */
 GW_API gw_status gw_index_frame_indices(const void *frame, size_t size, uint32_t *idx,
                                         size_t capacity, size_t *count);
 /* Overlap of two increasing index sets: |A and B| / max(|A|, |B|), 1 when

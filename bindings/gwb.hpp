@@ -1,0 +1,306 @@
+/*
+ * gradwire bindings: the C ABI recast as classes and value-returning calls,
+ * written once in C++ for every language SWIG generates (bindings/gradwire.i).
+ *
+ * Why a layer: SWIG maps output pointers and (pointer, capacity, written)
+ * triples badly, and turning handles into classes needs constructors and
+ * destructors. Here every call either succeeds or records a status and a
+ * message in a thread-local slot (no C++ exceptions: the library is built
+ * without them); the one %exception block of gradwire.i turns that slot
+ * into the target language's exception.
+ *
+ * Buffers cross as gwb::In / gwb::Out, filled by per-language typemaps
+ * (python.i: the buffer protocol; java.i: direct NIO buffers and primitive
+ * arrays), always zero-copy. Each carries its element kind, so a float16
+ * buffer handed in as F32 is an error rather than garbage.
+ *
+ * Adding a call: declare it here and define it in gwb.cpp; SWIG picks it up
+ * for every language. New codecs need nothing: ids and parameters are read
+ * from the library at run time.
+ */
+#ifndef GRADWIRE_BINDINGS_GWB_HPP
+#define GRADWIRE_BINDINGS_GWB_HPP
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include <string>
+#include <vector>
+
+#include "gradwire.h"
+
+namespace gwb {
+
+/* Element kinds a buffer can carry (what the language says it holds). */
+enum Kind { KIND_BYTES = 0, KIND_F32, KIND_F16, KIND_U16, KIND_U32, KIND_I32, KIND_U64,
+            KIND_I64, KIND_F64, KIND_OTHER };
+
+/* A read-only view of caller memory (never owned). */
+struct In {
+    const void *data = nullptr;
+    size_t size = 0;      /* bytes */
+    Kind kind = KIND_BYTES;
+    bool present = false; /* false: the caller passed None / null */
+};
+/* A writable view of caller memory (never owned). */
+struct Out {
+    void *data = nullptr;
+    size_t size = 0;      /* bytes */
+    Kind kind = KIND_BYTES;
+    bool present = false;
+};
+/* Bytes made by the library and handed to the language (copied, then freed). */
+struct Bytes {
+    std::vector<uint8_t> data;
+};
+/* Integer lists handed to the language. */
+struct U32List {
+    std::vector<uint32_t> data;
+};
+struct U64List {
+    std::vector<uint64_t> data;
+};
+
+/* The error slot the %exception block reads after every call. */
+void clear_error();
+bool error_pending();
+int error_status();
+const char *error_message();
+
+/* ---------------------------------------------------------------- library */
+std::string version();
+unsigned int version_number();
+std::string status_name(int status);
+std::string status_message(int status);
+void simd_set_target(gw_simd_target target);
+gw_simd_target simd_active_target();
+bool simd_target_supported(gw_simd_target target);
+std::string simd_target_name(gw_simd_target target);
+
+/* ----------------------------------------------------------------- codecs */
+std::string codec_name(gw_codec_id codec); /* "" for an unknown id */
+gw_codec_id codec_from_name(const std::string &name);
+U32List codec_list();
+U32List codec_params(gw_codec_id codec);
+std::string param_name(gw_param param);
+struct ParamBounds {
+    int64_t min = 0, max = 0, default_value = 0;
+};
+ParamBounds codec_param_bounds(gw_codec_id codec, gw_param param);
+
+class CodecSpec {
+public:
+    explicit CodecSpec(gw_codec_id codec);
+    CodecSpec(const CodecSpec &other);
+    CodecSpec &operator=(const CodecSpec &) = delete;
+    ~CodecSpec();
+    /* The codec and parameters a valid frame was written with. */
+    static CodecSpec *from_frame(In frame);
+    gw_codec_id codec() const;
+    void set(gw_param param, int64_t value);
+    int64_t get(gw_param param) const;
+    void set_f32(gw_param param, float value);
+    float get_f32(gw_param param) const;
+    bool equals(const CodecSpec &other) const;
+    uint64_t encode_bound(uint64_t n) const;
+    const gw_codec_spec *raw() const { return spec_; }
+
+private:
+    CodecSpec() = default;
+    gw_codec_spec *spec_ = nullptr;
+};
+
+/* ---------------------------------------------------- stateless encode/decode */
+/* Context of one encode (see gw_encode_ctx). */
+struct EncodeContext {
+    uint64_t seed = 0, step = 0;
+    uint32_t tensor = 0;
+    uint64_t tag = 0;
+};
+uint64_t tag(uint32_t tensor, uint32_t step);
+
+/* Encode x (of `dtype`) into `frame`; returns bytes written. */
+uint64_t encode_into(const CodecSpec &spec, const EncodeContext &ctx, In x, gw_dtype dtype,
+                     Out frame);
+Bytes encode(const CodecSpec &spec, const EncodeContext &ctx, In x, gw_dtype dtype);
+/* Decode into a float32 buffer; returns the element count. */
+uint64_t decode_into(In frame, Out out);
+void decode_accumulate(In frame, float alpha, Out acc);
+
+struct FrameInfo {
+    unsigned int format_version = 0;
+    gw_codec_id codec = GW_CODEC_IDENTITY;
+    unsigned int flags = 0;
+    uint64_t tag = 0, count = 0, payload_size = 0, frame_size = 0;
+};
+FrameInfo frame_inspect(In frame);
+uint64_t frame_size(In header);
+double frame_compression_ratio(In frame);
+double scaled_sign_phi(In x, uint32_t block_size);
+double codec_contraction(const CodecSpec &spec, const EncodeContext &ctx, In x);
+uint32_t crc32c(In data);
+
+/* ------------------------------------------------ sparse helpers, diagnostics */
+void randk_indices(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, Out idx);
+void gather(In x, In idx, Out out);
+void scatter_add(In values, In idx, float alpha, Out acc);
+uint64_t index_frame_indices(In frame, Out idx);
+uint64_t index_frame_count(In frame);
+double index_overlap(In a, In b);
+void rng_u32(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first, Out out);
+void rng_uniform(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first, Out out);
+struct ShardRange {
+    uint64_t offset = 0, length = 0;
+};
+ShardRange shard_range(uint64_t total, uint32_t parts, uint32_t index);
+uint32_t scalecom_rate(double flops_per_gradient);
+
+/* ---------------------------------------------------------- worker and server */
+class Worker {
+public:
+    Worker(uint64_t n, const CodecSpec &codec, gw_momentum momentum = GW_MOMENTUM_NESTEROV,
+           float mu = 0.9f, bool error_feedback = true, uint32_t tensor = 0, uint64_t seed = 0);
+    Worker(const Worker &) = delete;
+    Worker &operator=(const Worker &) = delete;
+    ~Worker();
+    /* Free the handle now; any later call fails with GW_ERR_NULL_POINTER. */
+    void close();
+    uint64_t size() const { return n_; }
+    uint64_t frame_bound() const;
+    uint64_t step_into(In grad, gw_dtype dtype, float lr, Out frame);
+    Bytes step(In grad, gw_dtype dtype, float lr);
+    uint64_t step_count() const;
+    void residual(Out out) const;
+    void momentum(Out out) const;
+    Bytes save() const;
+    void load(In blob);
+
+private:
+    gw_worker *h_ = nullptr;
+    uint64_t n_ = 0;
+};
+
+class Server {
+public:
+    /* Owns [offset, offset + length) of a tensor of `total` elements;
+     * `expect` may be null (accept any codec). */
+    Server(uint64_t total, uint32_t num_workers, const CodecSpec &broadcast,
+           const CodecSpec *expect = nullptr, uint64_t offset = 0, uint64_t length = UINT64_MAX,
+           bool error_feedback = true, uint32_t tensor = 0, bool check_tag = true);
+    Server(const Server &) = delete;
+    Server &operator=(const Server &) = delete;
+    ~Server();
+    void close();
+    uint64_t size() const { return length_; }
+    uint64_t frame_bound() const;
+    void push(In frame);
+    uint64_t step_into(float lr, Out frame);
+    Bytes step(float lr);
+    void reset_round();
+    uint64_t step_count() const;
+    void residual(Out out) const;
+    Bytes save() const;
+    void load(In blob);
+
+private:
+    gw_server *h_ = nullptr;
+    uint64_t length_ = 0;
+};
+
+/* --------------------------------------------------------------- ScaleCom */
+class Cltk {
+public:
+    Cltk(uint64_t n, uint32_t num_workers, uint32_t rank, const CodecSpec &index,
+         float beta = 1.0f, uint64_t warmup_steps = 0, uint32_t tensor = 0);
+    Cltk(const Cltk &) = delete;
+    Cltk &operator=(const Cltk &) = delete;
+    ~Cltk();
+    void close();
+    uint64_t size() const { return n_; }
+    uint64_t index_frame_bound() const;
+    uint64_t values_bound() const;
+    uint32_t leader() const;
+    void set_leader(uint32_t leader);
+    void begin(In grad, gw_dtype dtype, float lr);
+    uint64_t select_into(Out frame);
+    Bytes select();
+    /* frame may be absent in a dense warm-up round; returns the value count. */
+    uint64_t extract(In frame, Out values);
+    void apply(In summed, Out x);
+    void reset_round();
+    uint64_t step_count() const;
+    void memory(Out out) const;
+    uint64_t indices(Out idx) const;
+    Bytes save() const;
+    void load(In blob);
+
+private:
+    gw_cltk *h_ = nullptr;
+    uint64_t n_ = 0;
+};
+
+/* -------------------------------------------------------------- LAGS-SGD */
+class LagsLayer {
+public:
+    LagsLayer(uint64_t n, const CodecSpec &codec, uint32_t tensor = 0, uint64_t seed = 0);
+    LagsLayer(const LagsLayer &) = delete;
+    LagsLayer &operator=(const LagsLayer &) = delete;
+    ~LagsLayer();
+    void close();
+    uint64_t size() const { return n_; }
+    uint64_t frame_bound() const;
+    void set_k(uint64_t k);
+    uint64_t k() const;
+    uint64_t step_into(In grad, gw_dtype dtype, float lr, Out frame);
+    Bytes step(In grad, gw_dtype dtype, float lr);
+    void step_dense(In grad, gw_dtype dtype, float lr, Out out);
+    void residual(Out out) const;
+    uint64_t step_count() const;
+    Bytes save() const;
+    void load(In blob);
+
+private:
+    gw_lags_layer *h_ = nullptr;
+    uint64_t n_ = 0;
+};
+
+struct LagsNetwork {
+    uint32_t num_workers = 1;
+    double allgather_alpha = 0, allgather_beta = 0, allreduce_alpha = 0, allreduce_beta = 0;
+    uint32_t value_bytes = 4;
+    double max_ratio = 1000.0;
+};
+struct LagsPlanTimes {
+    double t_plan = 0, t_dense = 0;
+};
+/* n: u64, t_backward and t_sparsify (may be absent): f64; writes ratio (f64),
+ * k (u64) and verdict (i32), one per layer. */
+LagsPlanTimes lags_plan(const LagsNetwork &net, In n, In t_backward, In t_sparsify, Out ratio,
+                        Out k, Out verdict);
+double lags_s_max(double t_f, double t_b, double t_c);
+/* xs: `workers` float32 vectors of equal length, back to back. */
+double sparsity_delta(In xs, uint32_t workers, uint64_t k);
+
+class Fusion {
+public:
+    Fusion(uint32_t layers, uint64_t capacity = 1u << 16);
+    Fusion(const Fusion &) = delete;
+    Fusion &operator=(const Fusion &) = delete;
+    ~Fusion();
+    void close();
+    /* true when the bundle should go out now. */
+    bool add(uint32_t layer, In frame);
+    uint64_t bundle_size() const;
+    uint64_t pending() const;
+    uint64_t flush_into(Out bundle);
+    Bytes flush();
+
+private:
+    gw_fusion *h_ = nullptr;
+};
+/* A bundle's frames as (layer, offset, size) triples, flattened. */
+U64List bundle_frames(In bundle);
+
+}  // namespace gwb
+
+#endif

@@ -1,0 +1,455 @@
+"""gradwire: gradient compressors and error-feedback state machines.
+
+Python face of the C library (docs/python.md). Everything works on CPU
+memory without copies: numpy arrays, torch CPU tensors (float32, float16,
+bfloat16) and bytes-like objects are borrowed for the length of a call.
+Failures raise GradwireError with .status (the gw_status code), .name
+("GW_ERR_FRAME_CHECKSUM") and the C call in the message.
+
+    import numpy as np, gradwire as gw
+    spec = gw.CodecSpec("scaled_sign")
+    worker = gw.Worker(1000, spec)
+    frame = worker.step(np.ones(1000, np.float32), lr=0.1)
+
+Torch integration: gradwire.ddp (DistributedDataParallel communication hook)
+and gradwire.fsdp (a reduce-scatter for FSDP2's fully_shard).
+"""
+
+from __future__ import annotations
+
+import enum
+from typing import Any, Dict, Optional, Union
+
+import numpy as np
+
+from . import gwnative as _n
+from ._buffers import (bytes_in, bytes_out, dtype_code, f32_in, out_array, tensor_in,
+                       u32_in)
+
+GradwireError = _n._gwnative.GradwireError
+GradwireError.__module__ = "gradwire"
+
+__version__ = _n.version()
+__all__ = [
+    "GradwireError", "Status", "DType", "Codec", "Param", "Momentum", "Simd", "CodecSpec",
+    "FrameInfo", "Worker", "Server", "Cltk", "LagsLayer", "Fusion", "encode", "decode",
+    "decode_accumulate", "inspect", "frame_size", "tag", "shard_range", "codecs",
+]
+
+
+def _enum(name: str, prefix: str, strip: str = "") -> Any:
+    members = {k[len(strip or prefix):]: getattr(_n, k) for k in dir(_n) if k.startswith(prefix)}
+    return enum.IntEnum(name, members, module=__name__)
+
+
+Status = enum.IntEnum("Status", {k[3:]: getattr(_n, k) for k in dir(_n)
+                                 if k == "GW_OK" or k.startswith("GW_ERR_")}, module=__name__)
+DType = _enum("DType", "GW_DTYPE_")
+Param = _enum("Param", "GW_PARAM_")
+Momentum = _enum("Momentum", "GW_MOMENTUM_")
+Simd = _enum("Simd", "GW_SIMD_")
+# Codecs are read from the library, so a codec added there needs no change here.
+Codec = enum.IntEnum("Codec", {_n.codec_name(c).upper(): c for c in _n.codec_list()},
+                     module=__name__)
+
+FrameInfo = _n.FrameInfo
+FrameInfo.__repr__ = lambda s: (
+    f"FrameInfo(codec={_n.codec_name(s.codec)!r}, count={s.count}, tag={s.tag:#x}, "
+    f"frame_size={s.frame_size}, payload_size={s.payload_size}, flags={s.flags}, "
+    f"format_version={s.format_version})")
+
+
+def codecs() -> Dict[str, int]:
+    """The built-in codecs by name."""
+    return {c.name.lower(): int(c) for c in Codec}
+
+
+def _codec_id(codec: Union[str, int]) -> int:
+    if isinstance(codec, str):
+        return _n.codec_from_name(codec)
+    return int(codec)
+
+
+def _param_id(name: Union[str, int]) -> int:
+    if isinstance(name, str):
+        try:
+            return int(Param[name.upper()])
+        except KeyError:
+            raise ValueError(f"unknown codec parameter {name!r}") from None
+    return int(name)
+
+
+_FLOAT_PARAMS = {_n.GW_PARAM_THRESHOLD}
+
+
+class CodecSpec(_n.CodecSpec):
+    """A codec with its parameters: CodecSpec("topk", k=100, value_dtype="f16").
+
+    Parameters are named as in the C API (block_size, k, density_ppm,
+    value_dtype, zstd, chunk_size, threshold, sample_ppm); each is checked
+    against the codec's bounds when set.
+    """
+
+    def __init__(self, codec: Union[str, int, "CodecSpec"], **params: Any) -> None:
+        if isinstance(codec, _n.CodecSpec):
+            super().__init__(codec)
+        else:
+            super().__init__(_codec_id(codec))
+        for k, v in params.items():
+            self[k] = v
+
+    @classmethod
+    def from_frame(cls, frame: Any) -> "CodecSpec":
+        """The codec and parameters a valid frame was written with."""
+        raw = _n.CodecSpec.from_frame(bytes_in(frame, "frame"))
+        return cls(raw)
+
+    @property
+    def name(self) -> str:
+        return _n.codec_name(self.codec())
+
+    def __setitem__(self, param: Union[str, int], value: Any) -> None:
+        p = _param_id(param)
+        if p in _FLOAT_PARAMS:
+            self.set_f32(p, float(value))
+        else:
+            if p == _n.GW_PARAM_VALUE_DTYPE and not isinstance(value, int):
+                value = dtype_code(value)
+            self.set(p, int(value))
+
+    def __getitem__(self, param: Union[str, int]) -> Union[int, float]:
+        p = _param_id(param)
+        return self.get_f32(p) if p in _FLOAT_PARAMS else self.get(p)
+
+    @property
+    def params(self) -> Dict[str, Union[int, float]]:
+        """Every parameter the codec takes, in wire order."""
+        return {_n.param_name(p): self[p] for p in _n.codec_params(self.codec())}
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _n.CodecSpec) and self.equals(other)
+
+    def __hash__(self) -> int:
+        return hash((self.name, tuple(self.params.items())))
+
+    def __repr__(self) -> str:
+        args = "".join(f", {k}={v!r}" for k, v in self.params.items())
+        return f"CodecSpec({self.name!r}{args})"
+
+    def __reduce__(self):
+        return (CodecSpec, (self.name,), self.params)
+
+    def __setstate__(self, params: Dict[str, Any]) -> None:
+        for k, v in params.items():
+            self[k] = v
+
+
+def _spec(codec: Union[str, int, CodecSpec]) -> CodecSpec:
+    return codec if isinstance(codec, CodecSpec) else CodecSpec(codec)
+
+
+def tag(tensor: int, step: int) -> int:
+    """The frame tag GW_TAG(tensor, step) handles write."""
+    return _n.tag(tensor, step)
+
+
+def _ctx(seed: int, step: int, tensor: int, tag: int) -> Any:
+    c = _n.EncodeContext()
+    c.seed, c.step, c.tensor, c.tag = seed, step, tensor, tag
+    return c
+
+
+def encode(codec: Union[str, CodecSpec], x: Any, *, dtype: Any = None, seed: int = 0,
+           step: int = 0, tensor: int = 0, tag: int = 0, out: Any = None) -> Union[bytes, int]:
+    """Compress x into one frame: returns bytes, or the bytes written into `out`."""
+    spec = _spec(codec)
+    buf, dt = tensor_in(x, dtype, "x")
+    ctx = _ctx(seed, step, tensor, tag)
+    if out is None:
+        return _n.encode(spec, ctx, buf, dt)
+    return _n.encode_into(spec, ctx, buf, dt, bytes_out(out, "out"))
+
+
+def inspect(frame: Any) -> FrameInfo:
+    """Validate a whole frame (nothing is decoded) and describe it."""
+    return _n.frame_inspect(bytes_in(frame, "frame"))
+
+
+def frame_size(header: Any) -> int:
+    """Size of the frame that starts with `header` (>= 40 bytes of it)."""
+    return _n.frame_size(bytes_in(header, "header"))
+
+
+def decode(frame: Any, out: Any = None) -> np.ndarray:
+    """Decode a frame into float32 (a new array, or `out`)."""
+    frame = bytes_in(frame, "frame")
+    n = _n.frame_inspect(frame).count
+    arr = out_array(out, n, np.float32, "out")
+    _n.decode_into(frame, arr)
+    return arr if out is None else out
+
+
+def decode_accumulate(frame: Any, acc: Any, alpha: float = 1.0) -> None:
+    """acc += alpha * decoded, in place, with no temporary."""
+    _n.decode_accumulate(bytes_in(frame, "frame"), alpha, _writable_f32(acc, "acc"))
+
+
+def _writable_f32(x: Any, what: str) -> np.ndarray:
+    from ._buffers import _is_tensor, _tensor_view
+    if _is_tensor(x):
+        x = _tensor_view(x, what)
+    if not isinstance(x, np.ndarray) or x.dtype != np.float32:
+        raise TypeError(f"{what}: must be a float32 numpy array or torch tensor")
+    return x
+
+
+def shard_range(total: int, parts: int, index: int) -> range:
+    """Slice `index` of `total` elements cut into `parts` (gw_shard_range)."""
+    r = _n.shard_range(total, parts, index)
+    return range(r.offset, r.offset + r.length)
+
+
+def scaled_sign_phi(x: Any, block_size: int = 0) -> float:
+    return _n.scaled_sign_phi(f32_in(x, "x"), block_size)
+
+
+def contraction(codec: Union[str, CodecSpec], x: Any, *, seed: int = 0, step: int = 0,
+                tensor: int = 0) -> float:
+    """||x - C(x)||^2 / ||x||^2 of any codec on x."""
+    return _n.codec_contraction(_spec(codec), _ctx(seed, step, tensor, 0), f32_in(x, "x"))
+
+
+def compression_ratio(frame: Any) -> float:
+    return _n.frame_compression_ratio(bytes_in(frame, "frame"))
+
+
+def crc32c(data: Any) -> int:
+    return _n.crc32c(bytes_in(data, "data"))
+
+
+def randk_indices(seed: int, step: int, tensor: int, n: int, k: int) -> np.ndarray:
+    idx = np.empty(k, np.uint32)
+    _n.randk_indices(seed, step, tensor, n, idx)
+    return idx
+
+
+def gather(x: Any, idx: Any) -> np.ndarray:
+    idx = u32_in(idx, "idx")
+    out = np.empty(idx.size, np.float32)
+    _n.gather(f32_in(x, "x"), idx, out)
+    return out
+
+
+def scatter_add(values: Any, idx: Any, acc: Any, alpha: float = 1.0) -> None:
+    _n.scatter_add(f32_in(values, "values"), u32_in(idx, "idx"), alpha,
+                   _writable_f32(acc, "acc"))
+
+
+def index_frame_indices(frame: Any) -> np.ndarray:
+    frame = bytes_in(frame, "frame")
+    idx = np.empty(_n.index_frame_count(frame), np.uint32)
+    _n.index_frame_indices(frame, idx)
+    return idx
+
+
+def index_overlap(a: Any, b: Any) -> float:
+    return _n.index_overlap(u32_in(a, "a"), u32_in(b, "b"))
+
+
+def bundle_frames(bundle: Any):
+    """[(layer, offset, size), ...] of a validated fusion bundle."""
+    flat = _n.bundle_frames(bytes_in(bundle, "bundle"))
+    return [tuple(flat[i:i + 3]) for i in range(0, len(flat), 3)]
+
+
+class _Handle:
+    """Context manager, close(), repr, and checkpoints for every state machine."""
+
+    _kind = "handle"
+
+    def close(self) -> None:
+        """Free the native state now (later calls raise GradwireError)."""
+        super().close()  # type: ignore[misc]
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def save(self) -> bytes:
+        """A checkpoint of the whole state (restores bit-identically)."""
+        return super().save()  # type: ignore[misc]
+
+    def load(self, blob: Any) -> None:
+        """Restore a checkpoint taken from a handle with the same configuration."""
+        super().load(bytes_in(blob, "blob"))  # type: ignore[misc]
+
+    # Pickling: the constructor arguments plus the checkpoint.
+    def __reduce__(self):
+        return (_restore, (type(self), self._args, self.save()))
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._args.items())
+        return f"{type(self).__name__}({args})"
+
+
+def _restore(cls, args, blob):
+    h = cls(**args)
+    h.load(blob)
+    return h
+
+
+def _momentum(m: Union[str, int]) -> int:
+    return int(Momentum[m.upper()]) if isinstance(m, str) else int(m)
+
+
+class Worker(_Handle, _n.Worker):
+    """Worker error feedback (dist-EF-SGD / dist-EF-blockSGDM / signum) for one tensor."""
+
+    def __init__(self, n: int, codec: Union[str, CodecSpec], *, momentum: Union[str, int] =
+                 "nesterov", mu: float = 0.9, error_feedback: bool = True, tensor: int = 0,
+                 seed: int = 0) -> None:
+        spec = _spec(codec)
+        self._args = dict(n=n, codec=spec, momentum=momentum, mu=mu,
+                          error_feedback=error_feedback, tensor=tensor, seed=seed)
+        _n.Worker.__init__(self, n, spec, _momentum(momentum), mu, error_feedback, tensor, seed)
+
+    def step(self, grad: Any, lr: float = 1.0, *, dtype: Any = None,
+             out: Any = None) -> Union[bytes, int]:
+        """Momentum + residual + compression of grad: the frame (or bytes written to out)."""
+        buf, dt = tensor_in(grad, dtype)
+        if out is None:
+            return _n.Worker.step(self, buf, dt, lr)
+        return _n.Worker.step_into(self, buf, dt, lr, bytes_out(out, "out"))
+
+    def residual(self, out: Any = None) -> np.ndarray:
+        arr = out_array(out, self.size(), np.float32, "out")
+        _n.Worker.residual(self, arr)
+        return arr
+
+    def momentum(self, out: Any = None) -> np.ndarray:
+        arr = out_array(out, self.size(), np.float32, "out")
+        _n.Worker.momentum(self, arr)
+        return arr
+
+
+class Server(_Handle, _n.Server):
+    """Server error feedback over [offset, offset+length) of a tensor (two-way compression)."""
+
+    def __init__(self, total: int, num_workers: int, broadcast: Union[str, CodecSpec], *,
+                 expect: Optional[Union[str, CodecSpec]] = None, offset: int = 0,
+                 length: Optional[int] = None, error_feedback: bool = True, tensor: int = 0,
+                 check_tag: bool = True) -> None:
+        b = _spec(broadcast)
+        e = None if expect is None else _spec(expect)
+        self._args = dict(total=total, num_workers=num_workers, broadcast=b, expect=e,
+                          offset=offset, length=length, error_feedback=error_feedback,
+                          tensor=tensor, check_tag=check_tag)
+        _n.Server.__init__(self, total, num_workers, b, e, offset,
+                           (1 << 64) - 1 if length is None else length, error_feedback, tensor,
+                           check_tag)
+
+    def push(self, frame: Any) -> None:
+        _n.Server.push(self, bytes_in(frame, "frame"))
+
+    def step(self, lr: float = 1.0, *, out: Any = None) -> Union[bytes, int]:
+        if out is None:
+            return _n.Server.step(self, lr)
+        return _n.Server.step_into(self, lr, bytes_out(out, "out"))
+
+    def residual(self, out: Any = None) -> np.ndarray:
+        arr = out_array(out, self.size(), np.float32, "out")
+        _n.Server.residual(self, arr)
+        return arr
+
+
+class Cltk(_Handle, _n.Cltk):
+    """ScaleCom's CLT-k for one tensor on one worker (begin/select/extract/apply)."""
+
+    def __init__(self, n: int, num_workers: int, rank: int, index: Union[str, CodecSpec] =
+                 "index", *, beta: float = 1.0, warmup_steps: int = 0, tensor: int = 0) -> None:
+        spec = _spec(index)
+        self._args = dict(n=n, num_workers=num_workers, rank=rank, index=spec, beta=beta,
+                          warmup_steps=warmup_steps, tensor=tensor)
+        _n.Cltk.__init__(self, n, num_workers, rank, spec, beta, warmup_steps, tensor)
+
+    def begin(self, grad: Any, lr: float = 1.0, *, dtype: Any = None) -> None:
+        buf, dt = tensor_in(grad, dtype)
+        _n.Cltk.begin(self, buf, dt, lr)
+
+    def select(self, *, out: Any = None) -> Union[bytes, int]:
+        if out is None:
+            return _n.Cltk.select(self)
+        return _n.Cltk.select_into(self, bytes_out(out, "out"))
+
+    def extract(self, frame: Any = None, out: Any = None) -> np.ndarray:
+        """Values at the leader's indices (all n in a dense round), for a sum all-reduce."""
+        frame = None if frame is None else bytes_in(frame, "frame")
+        if out is None:
+            buf = np.empty(self.values_bound(), np.float32)
+            return buf[:_n.Cltk.extract(self, frame, buf)]
+        arr = _writable_f32(out, "out")
+        _n.Cltk.extract(self, frame, arr)
+        return out
+
+    def apply(self, summed: Any, x: Any = None) -> None:
+        _n.Cltk.apply(self, f32_in(summed, "summed"), None if x is None else _writable_f32(x, "x"))
+
+    def memory(self, out: Any = None) -> np.ndarray:
+        arr = out_array(out, self.size(), np.float32, "out")
+        _n.Cltk.memory(self, arr)
+        return arr
+
+    def indices(self) -> np.ndarray:
+        buf = np.empty(self.values_bound(), np.uint32)
+        return buf[:_n.Cltk.indices(self, buf)]
+
+
+class LagsLayer(_Handle, _n.LagsLayer):
+    """LAGS-SGD's per-layer state: acc = eps + lr g; frame = TopK(acc, k_l); eps = acc - sent."""
+
+    def __init__(self, n: int, codec: Union[str, CodecSpec] = "topk", *, tensor: int = 0,
+                 seed: int = 0) -> None:
+        spec = _spec(codec)
+        self._args = dict(n=n, codec=spec, tensor=tensor, seed=seed)
+        _n.LagsLayer.__init__(self, n, spec, tensor, seed)
+
+    def step(self, grad: Any, lr: float = 1.0, *, dtype: Any = None,
+             out: Any = None) -> Union[bytes, int]:
+        buf, dt = tensor_in(grad, dtype)
+        if out is None:
+            return _n.LagsLayer.step(self, buf, dt, lr)
+        return _n.LagsLayer.step_into(self, buf, dt, lr, bytes_out(out, "out"))
+
+    def step_dense(self, grad: Any, lr: float = 1.0, *, dtype: Any = None,
+                   out: Any = None) -> np.ndarray:
+        buf, dt = tensor_in(grad, dtype)
+        arr = out_array(out, self.size(), np.float32, "out")
+        _n.LagsLayer.step_dense(self, buf, dt, lr, arr)
+        return arr
+
+    def residual(self, out: Any = None) -> np.ndarray:
+        arr = out_array(out, self.size(), np.float32, "out")
+        _n.LagsLayer.residual(self, arr)
+        return arr
+
+
+class Fusion(_n.Fusion):
+    """Merges small layers' frames into one bundle per iteration (LAGS's fusion buffer)."""
+
+    def __init__(self, layers: int, capacity: int = 1 << 16) -> None:
+        self._args = dict(layers=layers, capacity=capacity)
+        _n.Fusion.__init__(self, layers, capacity)
+
+    def add(self, layer: int, frame: Any) -> bool:
+        return _n.Fusion.add(self, layer, bytes_in(frame, "frame"))
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def __repr__(self) -> str:
+        return f"Fusion(layers={self._args['layers']}, capacity={self._args['capacity']})"
