@@ -23,6 +23,14 @@
 #define GW_API
 %include "gradwire_types.h"
 
+/* The header's constants a transport needs (gradwire.h's macros). */
+%constant unsigned int GW_FRAME_HEADER_SIZE = GW_FRAME_HEADER_SIZE;
+%constant unsigned int GW_FRAME_FORMAT_VERSION = GW_FRAME_FORMAT_VERSION;
+%constant unsigned int GW_FRAME_FLAG_ZSTD = GW_FRAME_FLAG_ZSTD;
+%constant unsigned int GW_CLTK_NO_LEADER = GW_CLTK_NO_LEADER;
+%constant unsigned int GW_CLTK_CYCLIC = GW_CLTK_CYCLIC;
+%constant unsigned int GW_FUSION_MAX_LAYERS = GW_FUSION_MAX_LAYERS;
+
 #if defined(SWIGPYTHON)
 %include "python.i"
 #elif defined(SWIGJAVA)

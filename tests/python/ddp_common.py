@@ -1,0 +1,43 @@
+"""What the DDP tests train, shared by the per-rank script (ddp_worker.py) and
+the single-process simulation in test_ddp.py: a small MLP, its initial
+weights, and each rank's batch of each step, all from fixed seeds."""
+
+import torch
+
+STEPS = 6
+LR = 0.1
+# Methods the hook runs, with the state options each test uses.
+METHODS = {
+    "allreduce": {},
+    "ef": {},
+    "ef_nesterov": dict(method="ef", momentum="nesterov", mu=0.9),
+    "topk": {},
+    "fp16": {},
+    "signsgd": {},
+    "lags": {},
+    "randomk": dict(method="randomk", seed=7),
+    "cltk": dict(method="cltk", warmup_steps=1),
+}
+
+
+def make_model() -> torch.nn.Module:
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(10, 16), torch.nn.ReLU(), torch.nn.Linear(16, 4),
+                               torch.nn.ReLU(), torch.nn.Linear(4, 3))
+
+
+def batch(step: int, rank: int, micro: int = 0):
+    g = torch.Generator().manual_seed(1000 * step + 10 * rank + micro)
+    x = torch.randn(8, 10, generator=g)
+    y = torch.randint(0, 3, (8,), generator=g)
+    return x, y
+
+
+def loss_of(model, x, y):
+    return torch.nn.functional.cross_entropy(model(x), y)
+
+
+def state_options(name: str) -> dict:
+    opts = dict(METHODS[name])
+    opts.setdefault("method", name)
+    return opts
