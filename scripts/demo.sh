@@ -4,10 +4,23 @@
 # every compressed method (dist-EF-blockSGDM, top-k, SLGS, ScaleCom CLT-k,
 # LAGS-SGD). Extra arguments go to the demo (see --help), e.g.
 #   bash scripts/demo.sh --seed 2 --csv r.csv
+# With --processes N it runs as a real multi-process torch DDP job on
+# localhost instead (examples/train_fmnist_ddp.py, the methods through the
+# gradwire DDP hook), e.g.  bash scripts/demo.sh --processes 4 --methods allreduce,ef
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_packages "${BASE_PACKAGES[@]}"
-# Configure like scripts/test.sh, but build only the demo and its library.
+ddp=0
+for a in "$@"; do [[ $a == --processes* ]] && ddp=1; done
 log=$(mktemp)
+if [ $ddp = 1 ]; then
+    ensure_packages swig
+    ensure_venv
+    build build -Dwerror=true -Dpython=enabled -Dpython_exe="$GW_VENV/bin/python" >"$log" 2>&1 ||
+        { cat "$log"; rm -f "$log"; exit 1; }
+    rm -f "$log"
+    PYTHONPATH=$PWD/build/bindings/python exec "$GW_VENV/bin/python" examples/train_fmnist_ddp.py "$@"
+fi
+# Configure like scripts/test.sh, but build only the demo and its library.
 if [ ! -f build/build.ninja ]; then
     meson setup build -Dwerror=true >"$log" 2>&1 || { cat "$log"; rm -f "$log"; exit 1; }
 fi

@@ -36,3 +36,20 @@ build() {
     ninja -C "$dir" >"$log" 2>&1 || { cat "$log"; rm -f "$log"; return 1; }
     rm -f "$log"
 }
+
+# The Python environment of the bindings' tests and the DDP demo: a virtual
+# environment from the machine's python3 (pyenv's on the CI machine), cached
+# per machine because torch with its CUDA wheels is about 5 GB (a few minutes
+# to fetch from PyPI). GW_VENV moves it.
+GW_VENV=${GW_VENV:-$HOME/.cache/gradwire/venv}
+PY_PACKAGES=(numpy pytest meson-python meson ninja "torch==2.15.0")
+ensure_venv() {
+    if [ ! -x "$GW_VENV/bin/python" ]; then
+        mkdir -p "$(dirname "$GW_VENV")"
+        python3 -m venv "$GW_VENV"
+    fi
+    if ! "$GW_VENV/bin/python" -c "import numpy, pytest, mesonpy, torch" 2>/dev/null; then
+        echo "installing into $GW_VENV: ${PY_PACKAGES[*]} (torch is large; once per machine)"
+        "$GW_VENV/bin/python" -m pip install -q --disable-pip-version-check "${PY_PACKAGES[@]}"
+    fi
+}
