@@ -13,7 +13,7 @@ METHODS = {
     "ef_nesterov": dict(method="ef", momentum="nesterov", mu=0.9),
     "topk": {},
     "fp16": {},
-    "signsgd": {},
+    "efsignsgd": {},
     "lags": {},
     "randomk": dict(method="randomk", seed=7),
     "cltk": dict(method="cltk", warmup_steps=1),

@@ -46,10 +46,11 @@ from ._collectives import Collectives
 # "allgather" by name (GradwireState(model, mode="server", codec="fp16")).
 METHODS: Dict[str, Dict[str, Any]] = {
     "allreduce": dict(mode="allreduce"),
-    "ef": dict(mode="server", codec=("scaled_sign", {})),
+    # dist-EF-blockSGDM: one scale per 256 elements (one per tensor slice trains poorly here).
+    "ef": dict(mode="server", codec=("scaled_sign", {"block_size": 256})),
     "topk": dict(mode="server", codec=("topk", {"density_ppm": 10000})),
     "fp16": dict(mode="server", codec=("fp16", {})),
-    "signsgd": dict(mode="allgather", codec=("scaled_sign", {})),
+    "efsignsgd": dict(mode="allgather", codec=("scaled_sign", {"block_size": 256})),
     "lags": dict(mode="lags", codec=("topk", {"density_ppm": 1000})),
     "randomk": dict(mode="randomk", codec=("randomk", {"density_ppm": 10000})),
     "cltk": dict(mode="cltk", codec=("index", {"density_ppm": 10000, "chunk_size": 4096})),
