@@ -18,6 +18,15 @@
 %include <stdint.i>
 %include <std_string.i>
 
+/* How buffers, bytes and errors cross into each language (and its names). */
+#if defined(SWIGPYTHON)
+%include "python.i"
+#elif defined(SWIGJAVA)
+%include "java.i"
+#else
+#error "gradwire.i: no typemaps for this language"
+#endif
+
 /* The public vocabulary: status codes, dtypes, codec ids, parameters,
  * SIMD targets, momentum kinds (gradwire_types.h holds only enums). */
 #define GW_API
@@ -31,13 +40,6 @@
 %constant unsigned int GW_CLTK_CYCLIC = GW_CLTK_CYCLIC;
 %constant unsigned int GW_FUSION_MAX_LAYERS = GW_FUSION_MAX_LAYERS;
 
-#if defined(SWIGPYTHON)
-%include "python.i"
-#elif defined(SWIGJAVA)
-%include "java.i"
-#else
-#error "gradwire.i: no typemaps for this language"
-#endif
 
 /* One exception path for every call: the bindings layer records the first
  * failure of a call in a thread-local slot; GWB_RAISE (per language) turns

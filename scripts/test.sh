@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Install what is missing, build, and run every test:
-#   1. g++ build: unit, ABI, install and fuzz-replay suites, quick demo
+#   1. g++ build: unit, ABI, install and fuzz-replay suites, quick demo, MPI demo,
+#      Python (pytest: binding, DDP hook on 2-4 processes, FSDP2; wheel + README
+#      examples) and Java (Maven + JUnit 5) bindings
 #   2. clang++ build with AddressSanitizer + UndefinedBehaviorSanitizer: the same suites
 #   3. clang++ with ThreadSanitizer: the concurrent LAGS layer test
 #   4. libFuzzer: each fuzz target for FUZZ_SECONDS (default 60) from its corpus
 # Ends with one line "N passed, N failed" (gtest cases counted one by one).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_packages "${BASE_PACKAGES[@]}" clang libfuzzer-14-dev libclang-rt-14-dev binutils python3 \
-    openmpi-bin libopenmpi-dev
+    openmpi-bin libopenmpi-dev swig openjdk-17-jdk-headless maven
+ensure_venv
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-halt_on_error=1:print_stacktrace=1}
 results=$(mktemp -d)
@@ -20,14 +23,19 @@ run_suites() {  # DIR LABEL
     meson test -C "$dir" -q --print-errorlogs --num-processes 2 >"$results/$label.log" 2>&1 ||
         cat "$results/$label.log"
     cp "$dir/meson-logs/testlog.junit.xml" "$results/$label.junit.xml"
+    # pytest's and JUnit's cases are counted one by one from their own files.
+    local f
+    for f in "$dir"/meson-logs/pytest.junit.xml "$dir"/meson-logs/java-*.junit.xml; do
+        if [ -f "$f" ]; then mv "$f" "$results/$label-$(basename "$f")"; fi
+    done
     grep -E "^(Ok|Fail|Timeout):" "$dir/meson-logs/testlog.txt" | tr -s ' ' | paste -sd' ' | sed 's/^/   meson: /'
 }
 
-build build -Dwerror=true
+build build -Dwerror=true -Dpython=enabled -Dpython_exe="$GW_VENV/bin/python" -Djava=enabled
 run_suites build gcc
 
 CC=clang CXX=clang++ build build-clang -Dwerror=true -Db_sanitize=address,undefined \
-    -Db_lundef=false -Dfuzz=enabled -Dbuildtype=debugoptimized
+    -Db_lundef=false -Dfuzz=enabled -Dbuildtype=debugoptimized -Dpython=disabled -Djava=disabled
 run_suites build-clang clang-asan-ubsan
 
 # ThreadSanitizer over the test of layer handles driven from several threads
