@@ -197,7 +197,12 @@ TEST(IndexSets, FrameIndicesAndOverlap) {
     ASSERT_EQ(gw_index_frame_indices(f.data(), f.size(), idx, 10, &count), GW_OK);
     ASSERT_EQ(count, 4u);
     EXPECT_EQ(std::vector<uint32_t>(idx, idx + 4), (std::vector<uint32_t>{1, 2, 4, 7}));
+    count = 0;
     EXPECT_EQ(gw_index_frame_indices(f.data(), f.size(), idx, 3, &count), GW_ERR_BUFFER_TOO_SMALL);
+    EXPECT_EQ(count, 4u);  // set for a valid frame: (NULL, 0) asks for the count
+    count = 0;
+    EXPECT_EQ(gw_index_frame_indices(f.data(), f.size(), nullptr, 0, &count), GW_ERR_BUFFER_TOO_SMALL);
+    EXPECT_EQ(count, 4u);
     EXPECT_EQ(gw_index_frame_indices(f.data(), f.size() - 1, idx, 10, &count), GW_ERR_FRAME_TRUNCATED);
     Spec topk(GW_CODEC_TOPK);
     const auto g = gwtest::encode(topk, x);

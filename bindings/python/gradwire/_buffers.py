@@ -121,27 +121,25 @@ def out_array(out: Any, n: int, np_dtype: Any, what: str) -> np.ndarray:
     return out.reshape(-1)
 
 
-def f32_in(x: Any, what: str) -> np.ndarray:
-    """A float32 input vector as a contiguous numpy view (no copy)."""
+def vector_in(x: Any, np_dtype: Any, what: str) -> np.ndarray:
+    """An input vector of np_dtype (numpy array or torch CPU tensor) as a
+    contiguous numpy view, never a copy."""
     if _is_tensor(x):
         x = _tensor_view(x, what)
     x = np.asarray(x)
-    if x.dtype != np.float32:
-        raise TypeError(f"{what}: must be float32, not {x.dtype}")
+    if x.dtype != np.dtype(np_dtype):
+        raise TypeError(f"{what}: must be {np.dtype(np_dtype)}, not {x.dtype}")
     if not x.flags.c_contiguous:
         raise ValueError(f"{what}: array is not C-contiguous")
     return x.reshape(-1)
+
+
+def f32_in(x: Any, what: str) -> np.ndarray:
+    return vector_in(x, np.float32, what)
 
 
 def u32_in(x: Any, what: str) -> np.ndarray:
-    if _is_tensor(x):
-        x = _tensor_view(x, what)
-    x = np.asarray(x)
-    if x.dtype != np.uint32:
-        raise TypeError(f"{what}: indices must be uint32, not {x.dtype}")
-    if not x.flags.c_contiguous:
-        raise ValueError(f"{what}: array is not C-contiguous")
-    return x.reshape(-1)
+    return vector_in(x, np.uint32, what)
 
 
 def bytes_in(x: Any, what: str) -> Any:
