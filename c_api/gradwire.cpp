@@ -47,6 +47,7 @@ const char* gw_status_str(gw_status status) {
         case GW_ERR_OVERLAP: return "input and output buffers overlap";
         case GW_ERR_TAG_MISMATCH: return "frame tag is not the tensor and round expected";
         case GW_ERR_OVERFLOW: return "finite inputs but the result overflows float32; nothing was changed";
+        case GW_ERR_STALE: return "gradient frame computed on parameters older than the delay bound tau; rejected";
         case GW_ERR_FRAME_TRUNCATED: return "frame truncated";
         case GW_ERR_FRAME_MAGIC: return "not a gradwire frame (bad magic)";
         case GW_ERR_FRAME_VERSION: return "unsupported frame format version";
@@ -77,7 +78,7 @@ const char* gw_status_name(gw_status status) {
         GW_NAME(GW_ERR_BUFFER_TOO_SMALL) GW_NAME(GW_ERR_OUT_OF_MEMORY) GW_NAME(GW_ERR_UNSUPPORTED)
         GW_NAME(GW_ERR_OPTIONS_VERSION) GW_NAME(GW_ERR_NONFINITE) GW_NAME(GW_ERR_SEQUENCE)
         GW_NAME(GW_ERR_COUNT_MISMATCH) GW_NAME(GW_ERR_CODEC_MISMATCH) GW_NAME(GW_ERR_OVERLAP)
-        GW_NAME(GW_ERR_TAG_MISMATCH) GW_NAME(GW_ERR_OVERFLOW) GW_NAME(GW_ERR_FRAME_TRUNCATED)
+        GW_NAME(GW_ERR_TAG_MISMATCH) GW_NAME(GW_ERR_OVERFLOW) GW_NAME(GW_ERR_STALE) GW_NAME(GW_ERR_FRAME_TRUNCATED)
         GW_NAME(GW_ERR_FRAME_MAGIC) GW_NAME(GW_ERR_FRAME_VERSION) GW_NAME(GW_ERR_FRAME_CODEC)
         GW_NAME(GW_ERR_FRAME_FLAGS) GW_NAME(GW_ERR_FRAME_CHECKSUM) GW_NAME(GW_ERR_FRAME_LENGTH)
         GW_NAME(GW_ERR_FRAME_PARAMS) GW_NAME(GW_ERR_FRAME_PAYLOAD) GW_NAME(GW_ERR_FRAME_TRAILING)

@@ -24,6 +24,7 @@ typedef enum gw_status {
     GW_ERR_OVERLAP            = -11, /* input and output buffers overlap where not allowed */
     GW_ERR_TAG_MISMATCH       = -12, /* frame tag is not the tensor/round the handle expects */
     GW_ERR_OVERFLOW           = -13, /* finite inputs, but the result overflows float32 */
+    GW_ERR_STALE              = -14, /* a gradient computed on parameters older than the delay bound */
     GW_ERR_FRAME_TRUNCATED    = -20, /* fewer bytes than the header or its lengths require */
     GW_ERR_FRAME_MAGIC        = -21,
     GW_ERR_FRAME_VERSION      = -22, /* unknown frame format version */
@@ -63,7 +64,11 @@ typedef enum gw_codec_id {
     GW_CODEC_SAMPLED_TOPK = 8, /* threshold from a sample, exact re-selection if too many (DGC) */
     GW_CODEC_THRESHOLD   = 9, /* every |x_i| >= threshold */
     GW_CODEC_RANDOMK     = 10, /* k positions drawn from (seed, step, tensor): values only */
-    GW_CODEC_INDEX       = 11  /* indices only (a selection message, e.g. CLT-k's leader) */
+    GW_CODEC_INDEX       = 11, /* indices only (a selection message, e.g. CLT-k's leader) */
+    GW_CODEC_QUANT       = 12, /* stochastic b-bit quantizer Q_(delta,b) of AsyLPG, per block */
+    GW_CODEC_QSGD        = 13, /* QSGD: s levels of ||v_b||_2 / s per bucket, unbiased */
+    GW_CODEC_TERNGRAD    = 14, /* TernGrad: {-1, 0, 1} * ||v_b||_inf, unbiased */
+    GW_CODEC_SPARSE_QUANT = 15  /* unbiased random sparsification + Q_(delta,b) (Sparse-AsyLPG) */
 } gw_codec_id;
 
 /* Codec parameters, set with gw_codec_spec_set(); gw_codec_param_bounds()
@@ -76,7 +81,10 @@ typedef enum gw_param {
     GW_PARAM_ZSTD        = 5, /* TOPK: 1 = zstd stage when it makes the frame smaller, 0 = never */
     GW_PARAM_CHUNK_SIZE  = 6, /* CHUNK_TOPK, INDEX: elements per chunk */
     GW_PARAM_THRESHOLD   = 7, /* THRESHOLD: float32 bit pattern of the threshold (>= 0) */
-    GW_PARAM_SAMPLE_PPM  = 8  /* SAMPLED_TOPK: share of elements sampled, parts per million */
+    GW_PARAM_SAMPLE_PPM  = 8, /* SAMPLED_TOPK: share of elements sampled, parts per million */
+    GW_PARAM_BITS        = 9, /* QUANT, SPARSE_QUANT: bits per code, 1..8 or 16 */
+    GW_PARAM_LEVELS      = 10, /* QSGD: levels s (codes -s..s) */
+    GW_PARAM_BUDGET      = 11 /* SPARSE_QUANT: float32 bits of the budget phi, 0 = ||a||_1/||a||_inf */
 } gw_param;
 
 typedef enum gw_simd_target {

@@ -73,6 +73,15 @@ std::vector<uint8_t> encode(const gw_codec_spec* spec, uint64_t tag, const void*
     return f;
 }
 
+// Codecs whose bytes depend on random draws, not only on the values: their
+// frames are not a function of what they decode to (a stochastic rounding of
+// an already-rounded value may go either way), so re-encoding is not checked
+// byte for byte; their fields are checked by the decoders instead.
+bool stochastic(gw_codec_id c) {
+    return c == GW_CODEC_RANDOMK || c == GW_CODEC_QUANT || c == GW_CODEC_QSGD ||
+           c == GW_CODEC_TERNGRAD || c == GW_CODEC_SPARSE_QUANT;
+}
+
 // Decode a frame known to be valid, with every consistency check on the way.
 std::vector<float> decode_valid(const uint8_t* f, size_t fsize, uint64_t n) {
     std::vector<float> dec(n + 1), acc(n + 1, 0.0f);
@@ -98,6 +107,7 @@ void check_canonical(const uint8_t* f, size_t fsize, const gw_frame_info& info,
     FUZZ_CHECK(gw_frame_spec(f, fsize, &spec.p) == GW_OK);
     gw_codec_id codec;
     FUZZ_CHECK(gw_codec_spec_codec(spec.p, &codec) == GW_OK && codec == info.codec);
+    if (stochastic(info.codec) && info.codec != GW_CODEC_RANDOMK) return;
     gw_status st;
     const gw_encode_ctx ctx = info.format_version == 2 ? frame_ctx(f, info) : gw_encode_ctx{};
     const auto again = encode(spec.p, info.tag, dec.data(), GW_DTYPE_F32, info.count, &st,
@@ -146,16 +156,19 @@ void check_server(const uint8_t* f, size_t fsize, const gw_frame_info& info,
     size_t bound = 0, written = 0;
     FUZZ_CHECK(gw_server_frame_bound(s, &bound) == GW_OK);
     std::vector<uint8_t> bf(bound);
-    FUZZ_CHECK(gw_server_step(s, 0.1f, bf.data(), bf.size(), &written) == GW_OK);
+    const gw_status step = gw_server_step(s, 0.1f, bf.data(), bf.size(), &written);
     gw_server_free(s);
+    // A quantizer's step may not fit float32 when values are near FLT_MAX.
+    if (step == GW_ERR_OVERFLOW && stochastic(info.codec)) return;
+    FUZZ_CHECK(step == GW_OK);
     gw_frame_info bi;
     gw_frame_info_init(&bi, GW_FRAME_INFO_VERSION);
     FUZZ_CHECK(gw_frame_inspect(bf.data(), written, &bi) == GW_OK);
     FUZZ_CHECK(bi.format_version == 2 && bi.codec == info.codec && bi.tag == GW_TAG(0, 0) &&
                bi.count == n && bi.frame_size == written);
     const auto back = decode_valid(bf.data(), written, n);
-    // (Random-k: the server draws its own positions, at its own round.)
-    if (info.codec != GW_CODEC_RANDOMK)
+    // (Stochastic codecs: the server draws its own positions or roundings, at its own round.)
+    if (!stochastic(info.codec))
         for (uint64_t i = 0; i < n; ++i) FUZZ_CHECK(back[i] == dec[i]);
 
     // With the tag check on, the push is accepted only in round 0 of its tensor.
@@ -316,7 +329,7 @@ void encode_paths(const uint8_t* data, size_t size) {
         make_spec(id, ctl + 1, sizeof ctl - 1, &spec);
         gw_status st;
         const auto f = encode(spec.p, tag, x.data(), dtype, n, &st);
-        if (st == GW_ERR_NONFINITE) continue;
+        if (st == GW_ERR_NONFINITE || st == GW_ERR_OVERFLOW) continue;
         FUZZ_CHECK(st == GW_OK);
         gw_frame_info info;
         gw_frame_info_init(&info, GW_FRAME_INFO_VERSION);

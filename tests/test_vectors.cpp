@@ -106,6 +106,19 @@ const std::vector<V2Case> kV2Cases = {
      GW_TAG(15, 7), "sampled top-k, k = 5 of 20 (20 < 1024: the sample is the whole input)"},
     {"v2_randomk_k6_20", GW_CODEC_RANDOMK, {{GW_PARAM_K, 6}}, 20, GW_TAG(16, 8),
      "random-k, k = 6 of 20, positions from seed 0, step 0, tensor 0 (in the payload)"},
+    // Stochastic quantizers: rounding words from seed 0, step 0, tensor 0.
+    {"v2_quant_b4_20", GW_CODEC_QUANT, {{GW_PARAM_BITS, 4}}, 20, GW_TAG(17, 1),
+     "Q_(delta,4), one block: delta = 70000/7, codes c+7 in 4 bits"},
+    {"v2_quant_b1_blk8_20", GW_CODEC_QUANT, {{GW_PARAM_BITS, 1}, {GW_PARAM_BLOCK_SIZE, 8}}, 20,
+     GW_TAG(18, 2), "1-bit quantizer (levels +-delta), blocks of 8 (8, 8, 4)"},
+    {"v2_quant_b16_20", GW_CODEC_QUANT, {{GW_PARAM_BITS, 16}}, 20, GW_TAG(19, 3),
+     "Q_(delta,16): delta = 70000/32767, 2 bytes per code"},
+    {"v2_qsgd_s3_blk8_20", GW_CODEC_QSGD, {{GW_PARAM_LEVELS, 3}, {GW_PARAM_BLOCK_SIZE, 8}}, 20,
+     GW_TAG(20, 4), "QSGD, 3 levels (codes 0..6 in 3 bits), buckets of 8"},
+    {"v2_terngrad_20", GW_CODEC_TERNGRAD, {}, 20, GW_TAG(21, 5),
+     "TernGrad: {-1, 0, 1} * ||x||_inf in 2 bits"},
+    {"v2_sparse_quant_b4_20", GW_CODEC_SPARSE_QUANT, {{GW_PARAM_BITS, 4}, {GW_PARAM_ZSTD, 0}}, 20,
+     GW_TAG(22, 6), "Sparse-AsyLPG: kept with p_i = |x_i| / ||x||_inf, 4-bit codes, gap planes"},
 };
 
 // Exactly representable inputs with zeros, negative zero and a wide range
@@ -267,8 +280,15 @@ TEST(Vectors, V2FramesDecodeAndReencodeByteExactlyOnEveryTarget) {
         gwtest::for_each_target([&](gw_simd_target) {
             EXPECT_TRUE(gwtest::bits_equal(decode(f.frame, n), want)) << "frame does not decode to the golden values";
             EXPECT_EQ(encode(spec.p, info.tag, x), f.frame) << "input does not encode to the golden frame";
-            EXPECT_EQ(encode(spec.p, info.tag, want), f.frame)
-                << "decoded values do not re-encode to the golden frame";
+            // A stochastic rounding of already-rounded values may go either
+            // way (the grid's step is recomputed from them), so the quantizers'
+            // frames are not a function of their decoded values.
+            const bool rounded = info.codec == GW_CODEC_QUANT || info.codec == GW_CODEC_QSGD ||
+                                 info.codec == GW_CODEC_TERNGRAD ||
+                                 info.codec == GW_CODEC_SPARSE_QUANT;
+            if (!rounded)
+                EXPECT_EQ(encode(spec.p, info.tag, want), f.frame)
+                    << "decoded values do not re-encode to the golden frame";
         });
     }
 }

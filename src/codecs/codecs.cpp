@@ -19,12 +19,17 @@ extern const Codec kIndexCodec;
 extern const Codec kSampledTopkCodec;
 extern const Codec kThresholdCodec;
 extern const Codec kRandomkCodec;
+extern const Codec kQuantCodec;
+extern const Codec kQsgdCodec;
+extern const Codec kTerngradCodec;
+extern const Codec kSparseQuantCodec;
 
 namespace {
 // The registry: one line per codec.
 const Codec* const kCodecs[] = {
     &kIdentityCodec, &kFp16Codec, &kBf16Codec, &kSignCodec, &kScaledSignCodec, &kTopkCodec,
     &kChunkTopkCodec, &kSampledTopkCodec, &kThresholdCodec, &kRandomkCodec, &kIndexCodec,
+    &kQuantCodec, &kQsgdCodec, &kTerngradCodec, &kSparseQuantCodec,
 };
 }  // namespace
 

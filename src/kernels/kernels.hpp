@@ -85,6 +85,26 @@ struct Table {
     // topk_select), in increasing order: the first min(count, cap) go to idx;
     // returns count. x is finite, t finite and >= 0.
     size_t (*threshold_select)(const float* x, size_t n, float t, uint32_t* idx, size_t cap);
+
+    // Largest |x_i| as the key bits(x_i) & 0x7FFFFFFF (exact, any order): a
+    // key >= 0x7F800000 means a NaN or Inf is present.
+    uint32_t (*max_abs_key)(const float* x, size_t n);
+
+    // Stochastic rounding onto the grid {lo..hi} * delta (docs/algorithms.md
+    // s.5), with words[i] the random word of element i, exactly as:
+    //   t = x/delta; pair: t = (t + 1)*0.5; f = floor(t); r = t - f;
+    //   u = float(w >> 8) * 2^-24; c = f + (u < r ? 1 : 0); c = min(max(c, lo), hi)
+    //   codes[i] = c - lo;  residual[i] = x - v(c)   (if residual is non-null)
+    // with v(c) = c*delta, or for a pair grid (two levels +-delta, lo = 0,
+    // hi = 1) v(c) = (c*2 - 1)*delta. delta > 0 and |x/delta| <= max(|lo|,|hi|).
+    // residual may equal x.
+    void (*stoch_round)(const float* x, size_t n, float delta, int32_t lo, int32_t hi, bool pair,
+                        const uint32_t* words, uint32_t* codes, float* residual);
+    // out[i] = v(codes[i] + lo);  acc[i] = acc[i] + alpha * v(codes[i] + lo)
+    void (*dequant)(const uint32_t* codes, size_t n, float delta, int32_t lo, bool pair,
+                    float* out);
+    void (*dequant_accumulate)(const uint32_t* codes, size_t n, float delta, int32_t lo, bool pair,
+                               float alpha, float* acc);
 };
 
 // The table of the active target (GW_SIMD env var at first use, or set by

@@ -11,6 +11,7 @@
 #include "kernels/ef.hpp"
 #include "kernels/half.hpp"
 #include "kernels/norms.hpp"
+#include "kernels/quantize.hpp"
 #include "kernels/select.hpp"
 #include "kernels/sign.hpp"
 #include "kernels/threshold.hpp"
@@ -31,6 +32,7 @@ constexpr Table make_table(gw_simd_target target) {
     crc_entries<Arch>(t);
     select_entries<Arch>(t);
     threshold_entries<Arch>(t);
+    quantize_entries<Arch>(t);
     return t;
 }
 

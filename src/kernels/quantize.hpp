@@ -1,0 +1,187 @@
+// Family "quantize": the stochastic grid quantizer behind the quant, QSGD,
+// TernGrad and sparse-quant codecs (docs/algorithms.md s.5), and max_abs_key.
+// Scalar code, vector body, table entries. The arithmetic is the one stated
+// in kernels.hpp; every step is exact or a single IEEE operation, so every
+// target gives the same codes and residuals.
+#pragma once
+
+#include "kernels/common.hpp"
+
+namespace gw::kern {
+namespace {
+
+template <class Arch>
+struct Quantize;  // vector body below; Quantize<ScalarArch> is the scalar code
+
+template <>
+struct Quantize<ScalarArch> {
+    static uint32_t max_abs_key_range(const float* x, size_t i0, size_t n, uint32_t m) {
+        for (size_t i = i0; i < n; ++i) {
+            const uint32_t k = bits_of(x[i]) & 0x7FFFFFFFu;
+            m = k > m ? k : m;
+        }
+        return m;
+    }
+    static uint32_t max_abs_key(const float* x, size_t n) { return max_abs_key_range(x, 0, n, 0); }
+
+    // Grid index of x (see kernels.hpp): t, floor, stochastic step, clamp.
+    static float index_of(float x, float delta, float lo, float hi, bool pair, uint32_t w) {
+        float t = x / delta;
+        if (pair) t = (t + 1.0f) * 0.5f;
+        const float f = __builtin_floorf(t);
+        const float r = t - f;
+        const float u = float(w >> 8) * 0x1.0p-24f;
+        float c = f + (u < r ? 1.0f : 0.0f);
+        c = c < lo ? lo : c;
+        return c > hi ? hi : c;
+    }
+    static float value_of(float c, float delta, bool pair) {
+        return (pair ? c * 2.0f - 1.0f : c) * delta;
+    }
+    static void stoch_round_range(const float* x, size_t i0, size_t n, float delta, int32_t lo,
+                                  int32_t hi, bool pair, const uint32_t* words, uint32_t* codes,
+                                  float* residual) {
+        const float flo = float(lo), fhi = float(hi);
+        for (size_t i = i0; i < n; ++i) {
+            const float c = index_of(x[i], delta, flo, fhi, pair, words[i]);
+            codes[i] = uint32_t(int32_t(c - flo));
+            if (residual) residual[i] = x[i] - value_of(c, delta, pair);
+        }
+    }
+    static void stoch_round(const float* x, size_t n, float delta, int32_t lo, int32_t hi,
+                            bool pair, const uint32_t* words, uint32_t* codes, float* residual) {
+        stoch_round_range(x, 0, n, delta, lo, hi, pair, words, codes, residual);
+    }
+    static void dequant_range(const uint32_t* codes, size_t i0, size_t n, float delta, int32_t lo,
+                              bool pair, float* out) {
+        for (size_t i = i0; i < n; ++i)
+            out[i] = value_of(float(int32_t(codes[i]) + lo), delta, pair);
+    }
+    static void dequant(const uint32_t* codes, size_t n, float delta, int32_t lo, bool pair,
+                        float* out) {
+        dequant_range(codes, 0, n, delta, lo, pair, out);
+    }
+    static void dequant_acc_range(const uint32_t* codes, size_t i0, size_t n, float delta,
+                                  int32_t lo, bool pair, float alpha, float* acc) {
+        for (size_t i = i0; i < n; ++i) {
+            const float t = alpha * value_of(float(int32_t(codes[i]) + lo), delta, pair);
+            acc[i] = acc[i] + t;
+        }
+    }
+    static void dequant_accumulate(const uint32_t* codes, size_t n, float delta, int32_t lo,
+                                   bool pair, float alpha, float* acc) {
+        dequant_acc_range(codes, 0, n, delta, lo, pair, alpha, acc);
+    }
+};
+
+#if defined(GW_KERN_XSIMD)
+template <class Arch>
+struct Quantize : VecBase<Arch> {
+    using B = VecBase<Arch>;
+    using S = Quantize<ScalarArch>;
+    using typename B::F;
+    using typename B::I;
+    using B::elementwise;
+    using B::loadf;
+    using B::W;
+
+    static I loadi(const uint32_t* p) {
+        return I::load_unaligned(reinterpret_cast<const int32_t*>(p));
+    }
+    static void storei(const I& v, uint32_t* p) {
+        v.store_unaligned(reinterpret_cast<int32_t*>(p));
+    }
+
+    static uint32_t max_abs_key(const float* x, size_t n) {
+        // Keys are below 2^31, so the signed max is the unsigned one.
+        const I mask(0x7FFFFFFF);
+        I m(0);
+        const size_t i = elementwise(n, [&](size_t j) {
+            m = xsimd::max(m, xsimd::bitwise_cast<I>(loadf(x + j)) & mask);
+        });
+        alignas(64) int32_t lanes[W];
+        m.store_aligned(lanes);
+        uint32_t r = 0;
+        for (size_t k = 0; k < W; ++k) r = uint32_t(lanes[k]) > r ? uint32_t(lanes[k]) : r;
+        return S::max_abs_key_range(x, i, n, r);
+    }
+
+    template <bool Pair>
+    static F index_of(const F& xv, const F& dv, const F& flo, const F& fhi, const I& w) {
+        F t = xv / dv;
+        if constexpr (Pair) t = (t + F(1.0f)) * F(0.5f);
+        const F f = xsimd::floor(t);
+        const F r = t - f;
+        const F u = xsimd::to_float((w >> 8) & I(0x00FFFFFF)) * F(0x1.0p-24f);
+        const F c = f + xsimd::select(u < r, F(1.0f), F(0.0f));
+        return xsimd::min(xsimd::max(c, flo), fhi);
+    }
+    template <bool Pair>
+    static F value_of(const F& c, const F& dv) {
+        if constexpr (Pair) return (c * F(2.0f) - F(1.0f)) * dv;
+        return c * dv;
+    }
+
+    template <bool Pair>
+    static size_t stoch_round_impl(const float* x, size_t n, float delta, int32_t lo, int32_t hi,
+                                   const uint32_t* words, uint32_t* codes, float* residual) {
+        const F dv(delta), flo(static_cast<float>(lo)), fhi(static_cast<float>(hi));
+        if (residual)
+            return elementwise(n, [&](size_t j) {
+                const F xv = loadf(x + j);
+                const F c = index_of<Pair>(xv, dv, flo, fhi, loadi(words + j));
+                storei(xsimd::to_int(c - flo), codes + j);
+                (xv - value_of<Pair>(c, dv)).store_unaligned(residual + j);
+            });
+        return elementwise(n, [&](size_t j) {
+            const F c = index_of<Pair>(loadf(x + j), dv, flo, fhi, loadi(words + j));
+            storei(xsimd::to_int(c - flo), codes + j);
+        });
+    }
+    static void stoch_round(const float* x, size_t n, float delta, int32_t lo, int32_t hi,
+                            bool pair, const uint32_t* words, uint32_t* codes, float* residual) {
+        const size_t i = pair ? stoch_round_impl<true>(x, n, delta, lo, hi, words, codes, residual)
+                              : stoch_round_impl<false>(x, n, delta, lo, hi, words, codes, residual);
+        S::stoch_round_range(x, i, n, delta, lo, hi, pair, words, codes, residual);
+    }
+
+    template <bool Pair, class Fn>
+    static size_t dequant_impl(const uint32_t* codes, size_t n, float delta, int32_t lo, Fn&& fn) {
+        const F dv(delta);
+        const I ilo(lo);
+        return elementwise(n, [&](size_t j) {
+            fn(j, value_of<Pair>(xsimd::to_float(loadi(codes + j) + ilo), dv));
+        });
+    }
+    static void dequant(const uint32_t* codes, size_t n, float delta, int32_t lo, bool pair,
+                        float* out) {
+        auto put = [&](size_t j, const F& v) { v.store_unaligned(out + j); };
+        const size_t i = pair ? dequant_impl<true>(codes, n, delta, lo, put)
+                              : dequant_impl<false>(codes, n, delta, lo, put);
+        S::dequant_range(codes, i, n, delta, lo, pair, out);
+    }
+    static void dequant_accumulate(const uint32_t* codes, size_t n, float delta, int32_t lo,
+                                   bool pair, float alpha, float* acc) {
+        const F va(alpha);
+        auto add = [&](size_t j, const F& v) {
+            const F t = va * v;
+            (loadf(acc + j) + t).store_unaligned(acc + j);
+        };
+        const size_t i = pair ? dequant_impl<true>(codes, n, delta, lo, add)
+                              : dequant_impl<false>(codes, n, delta, lo, add);
+        S::dequant_acc_range(codes, i, n, delta, lo, pair, alpha, acc);
+    }
+};
+#endif  // GW_KERN_XSIMD
+
+template <class Arch>
+constexpr void quantize_entries(Table& t) {
+    using K = Quantize<Arch>;
+    t.max_abs_key = &K::max_abs_key;
+    t.stoch_round = &K::stoch_round;
+    t.dequant = &K::dequant;
+    t.dequant_accumulate = &K::dequant_accumulate;
+}
+
+}  // namespace
+}  // namespace gw::kern

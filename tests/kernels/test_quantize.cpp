@@ -1,0 +1,121 @@
+// Kernel family "quantize" (src/kernels/quantize.hpp) on every SIMD target,
+// bit for bit against ref_quantize.hpp: max_abs_key on every input; the
+// stochastic rounding for the grids of every bit width (b = 1 pair grid,
+// 2..8, 16 and QSGD-like odd level counts) with random words, with and
+// without the residual and in place; dequant and dequant_accumulate.
+#include <random>
+
+#include "fixture.hpp"
+#include "ref_quantize.hpp"
+
+namespace gw::ktest {
+namespace {
+
+struct GridCase {
+    int32_t lo, hi;
+    bool pair;
+};
+const GridCase kGrids[] = {{0, 1, true},      {-1, 1, false},   {-3, 3, false},
+                           {-7, 7, false},    {-5, 5, false},   {-127, 127, false},
+                           {-32767, 32767, false}};
+
+// delta with |x/delta| <= levels for every x (as the codecs choose it), 1 for all-zero x.
+float step_of(const std::vector<float>& x, const GridCase& g) {
+    float m;
+    const uint32_t key = ref::max_abs_key(x.data(), x.size());
+    std::memcpy(&m, &key, 4);
+    if (m == 0.0f) return 1.0f;
+    const int32_t levels = g.pair ? 1 : g.hi;
+    float d = m / static_cast<float>(levels);
+    while (static_cast<double>(d) * levels < static_cast<double>(m)) d = std::nextafter(d, INFINITY);
+    return d;
+}
+
+bool finite_all(const std::vector<float>& x) {
+    for (float v : x)
+        if (!std::isfinite(v)) return false;
+    return true;
+}
+
+TEST_P(KernelTest, MaxAbsKey) {
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const auto& x = input(c.dist, c.n, 0);
+        Exact in(x.data(), 4 * c.n, 4 * c.fmis);
+        EXPECT_EQ(t_->max_abs_key(in.f(), c.n), ref::max_abs_key(x.data(), c.n));
+    }
+    std::vector<float> x(100, 1.0f);
+    x[77] = NAN;
+    EXPECT_GE(t_->max_abs_key(x.data(), x.size()), 0x7F800000u);
+    x[77] = -INFINITY;
+    EXPECT_EQ(t_->max_abs_key(x.data(), x.size()), 0x7F800000u);
+}
+
+TEST_P(KernelTest, StochRound) {
+    std::mt19937_64 rng(7);
+    for (const Case& c : cases()) {
+        const auto& x = input(c.dist, c.n, 0);
+        if (!finite_all(x) || c.bmis > 1) continue;
+        SCOPED_TRACE(describe(c));
+        std::vector<uint32_t> words(c.n);
+        for (auto& w : words) w = static_cast<uint32_t>(rng());
+        for (const GridCase& g : kGrids) {
+            const float delta = step_of(x, g);
+            std::vector<uint32_t> want(c.n), got(c.n);
+            std::vector<float> want_r(c.n);
+            ref::stoch_round(x.data(), c.n, delta, g.lo, g.hi, g.pair, words.data(), want.data(),
+                             want_r.data());
+            Exact in(x.data(), 4 * c.n, 4 * c.fmis);
+            Guarded res(4 * c.n, 4 * c.fmis);
+            t_->stoch_round(in.f(), c.n, delta, g.lo, g.hi, g.pair, words.data(), got.data(),
+                            res.f());
+            ASSERT_TRUE(same_bytes(got.data(), want.data(), 4 * c.n)) << "hi=" << g.hi;
+            ASSERT_TRUE(same_floats(res.f(), want_r.data(), c.n)) << "hi=" << g.hi;
+            EXPECT_TRUE(res.guards_intact());
+            // Without the residual, and in place (residual == x).
+            std::fill(got.begin(), got.end(), 0u);
+            t_->stoch_round(in.f(), c.n, delta, g.lo, g.hi, g.pair, words.data(), got.data(),
+                            nullptr);
+            ASSERT_TRUE(same_bytes(got.data(), want.data(), 4 * c.n));
+            Guarded io(4 * c.n, 4 * c.fmis);
+            io.fill_from(x.data());
+            t_->stoch_round(io.f(), c.n, delta, g.lo, g.hi, g.pair, words.data(), got.data(),
+                            io.f());
+            ASSERT_TRUE(same_floats(io.f(), want_r.data(), c.n));
+            for (uint32_t code : got) ASSERT_LE(code, static_cast<uint32_t>(g.hi - g.lo));
+        }
+    }
+}
+
+TEST_P(KernelTest, Dequant) {
+    std::mt19937_64 rng(11);
+    const float alphas[] = {1.0f, -1.0f, 0.25f, -3.5f};
+    for (const Case& c : cases()) {
+        if (c.dist != kNormal && c.dist != kMixedScale && c.dist != kLogUniform) continue;
+        SCOPED_TRACE(describe(c));
+        const auto& acc0 = input(c.dist, c.n, 1);
+        for (const GridCase& g : kGrids) {
+            std::vector<uint32_t> codes(c.n);
+            for (auto& v : codes) v = static_cast<uint32_t>(rng() % uint64_t(g.hi - g.lo + 1));
+            const float delta = std::ldexp(1.3f, static_cast<int>(rng() % 40) - 20);
+            std::vector<float> want(c.n);
+            ref::dequant(codes.data(), c.n, delta, g.lo, g.pair, want.data());
+            Guarded out(4 * c.n, 4 * c.fmis);
+            t_->dequant(codes.data(), c.n, delta, g.lo, g.pair, out.f());
+            ASSERT_TRUE(same_floats(out.f(), want.data(), c.n));
+            EXPECT_TRUE(out.guards_intact());
+            for (float a : alphas) {
+                std::vector<float> wa(acc0);
+                ref::dequant_accumulate(codes.data(), c.n, delta, g.lo, g.pair, a, wa.data());
+                Guarded acc(4 * c.n, 4 * c.fmis);
+                acc.fill_from(acc0.data());
+                t_->dequant_accumulate(codes.data(), c.n, delta, g.lo, g.pair, a, acc.f());
+                ASSERT_TRUE(same_floats(acc.f(), wa.data(), c.n)) << "alpha=" << a;
+                EXPECT_TRUE(acc.guards_intact());
+            }
+        }
+    }
+}
+
+}  // namespace
+}  // namespace gw::ktest
