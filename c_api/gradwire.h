@@ -527,6 +527,112 @@ typedef struct gw_bundle_entry {
 GW_API gw_status gw_bundle_frames(const void *bundle, size_t size, gw_bundle_entry *entries,
                                   size_t capacity, size_t *count);
 
+/* ------------------------------------------------------------------------ */
+/* Double quantization: AsyLPG, Sparse-AsyLPG, Acc-AsyLPG (docs/algorithms.md */
+/* s.6), a master and its workers over any transport                         */
+/* ------------------------------------------------------------------------ */
+/* Per epoch: the master's snapshot x~ goes to every worker in full precision
+ * (gw_asylpg_master_snapshot -> gw_asylpg_worker_set_snapshot) and the full
+ * gradient at x~ comes back to the master (gw_asylpg_master_begin_epoch);
+ * then epoch_length updates, each one: the master's model frame (the
+ * quantized x, tagged with its version) goes to a worker
+ * (gw_asylpg_worker_receive), the worker computes its gradient at that model
+ * and at x~ on the same sample and returns the quantized difference
+ * (gw_asylpg_worker_step), the master applies it (gw_asylpg_master_push).
+ * Workers may run asynchronously: a gradient frame is accepted if computed
+ * on a model at most tau versions old (GW_ERR_STALE otherwise). */
+typedef enum gw_asylpg_variant {
+    GW_ASYLPG_PLAIN = 0,  /* AsyLPG and Sparse-AsyLPG (the worker's codec decides) */
+    GW_ASYLPG_ACC   = 1   /* Acc-AsyLPG: theta_s = 2/(s+2), lr_s = lr/theta_s */
+} gw_asylpg_variant;
+
+#define GW_ASYLPG_MASTER_OPTIONS_VERSION 1
+typedef struct gw_asylpg_master_options {
+    unsigned int version;      /* GW_ASYLPG_MASTER_OPTIONS_VERSION */
+    uint64_t n;                /* model length */
+    gw_asylpg_variant variant;
+    float lr;                  /* step size eta > 0 */
+    float l1, l2;              /* h(x) = l1 ||x||_1 + l2/2 ||x||^2 (prox step), >= 0 */
+    uint64_t epoch_length;     /* m updates per epoch, >= 1 */
+    uint32_t tau;              /* delay bound: accepted gradient age in versions */
+    float mu;                  /* mu-condition E||Q(x)-x||^2 <= mu ||x - x~||^2 (Acc: theta_s mu) */
+    unsigned int bits_min;     /* b_x range of the model quantizer (1..8 or 16); */
+    unsigned int bits_max;     /*   both 0: full-precision model messages */
+    uint32_t model_block;      /* block_size of the model quantizer, 0 = whole model */
+    uint32_t tensor;           /* frames are tagged GW_TAG(tensor, version) */
+    uint64_t seed;             /* model quantizer's random stream */
+} gw_asylpg_master_options;
+#define GW_ASYLPG_MASTER_OPTIONS_INIT \
+    { GW_ASYLPG_MASTER_OPTIONS_VERSION, 0, GW_ASYLPG_PLAIN, 0.1f, 0.0f, 0.0f, 1, 0, 1.0f, 8, 8, 0, 0, 0 }
+GW_API gw_status gw_asylpg_master_options_init(gw_asylpg_master_options *opts, unsigned int version);
+
+typedef struct gw_asylpg_master gw_asylpg_master;
+/* x0[0..n): the initial model and first snapshot. */
+GW_API gw_status gw_asylpg_master_create(gw_asylpg_master **master,
+                                         const gw_asylpg_master_options *opts, const float *x0,
+                                         uint64_t n);
+GW_API void gw_asylpg_master_free(gw_asylpg_master *master);
+GW_API gw_status gw_asylpg_master_frame_bound(const gw_asylpg_master *master, size_t *bound);
+/* The snapshot x~ of the coming (or current) epoch. */
+GW_API gw_status gw_asylpg_master_snapshot(const gw_asylpg_master *master, float *out, uint64_t n);
+/* Start an epoch with the full gradient at the snapshot (GW_ERR_SEQUENCE
+ * while an epoch is running). */
+GW_API gw_status gw_asylpg_master_begin_epoch(gw_asylpg_master *master, const float *full_grad,
+                                              uint64_t n);
+/* The model message: Q_(delta_x, b_x)(x) with the smallest b_x meeting the
+ * mu-condition (quant codec), an empty frame (count 0) when x equals the
+ * snapshot, or an identity frame (bits_max 0). *bits: b_x, 0 or 32. */
+GW_API gw_status gw_asylpg_master_model(gw_asylpg_master *master, void *frame, size_t capacity,
+                                        size_t *written, unsigned int *bits);
+/* Apply one worker's gradient frame (any codec, count n, this tensor). The
+ * epoch ends after epoch_length accepted frames. */
+GW_API gw_status gw_asylpg_master_push(gw_asylpg_master *master, const void *frame, size_t size);
+GW_API gw_status gw_asylpg_master_params(const gw_asylpg_master *master, float *out, uint64_t n);
+/* Epoch s (from 1), updates done in it, versions (updates) in all, and 1 if
+ * an epoch is running (0: waiting for gw_asylpg_master_begin_epoch). */
+GW_API gw_status gw_asylpg_master_progress(const gw_asylpg_master *master, uint64_t *epoch,
+                                           uint64_t *inner, uint64_t *version, int *running);
+GW_API gw_status gw_asylpg_master_save_bound(const gw_asylpg_master *master, size_t *bound);
+GW_API gw_status gw_asylpg_master_save(const gw_asylpg_master *master, void *blob,
+                                       size_t capacity, size_t *written);
+GW_API gw_status gw_asylpg_master_load(gw_asylpg_master *master, const void *blob, size_t size);
+
+#define GW_ASYLPG_WORKER_OPTIONS_VERSION 1
+typedef struct gw_asylpg_worker_options {
+    unsigned int version;      /* GW_ASYLPG_WORKER_OPTIONS_VERSION */
+    uint64_t n;
+    uint32_t tensor;           /* the master's tensor id */
+    uint64_t seed;             /* this worker's random stream: give each worker its own */
+} gw_asylpg_worker_options;
+#define GW_ASYLPG_WORKER_OPTIONS_INIT { GW_ASYLPG_WORKER_OPTIONS_VERSION, 0, 0, 0 }
+GW_API gw_status gw_asylpg_worker_options_init(gw_asylpg_worker_options *opts, unsigned int version);
+
+typedef struct gw_asylpg_worker gw_asylpg_worker;
+/* `codec`: the gradient message, e.g. QUANT with GW_PARAM_BITS b (AsyLPG),
+ * SPARSE_QUANT (Sparse-AsyLPG) or IDENTITY (full precision). */
+GW_API gw_status gw_asylpg_worker_create(gw_asylpg_worker **worker,
+                                         const gw_asylpg_worker_options *opts,
+                                         const gw_codec_spec *codec);
+GW_API void gw_asylpg_worker_free(gw_asylpg_worker *worker);
+GW_API gw_status gw_asylpg_worker_frame_bound(const gw_asylpg_worker *worker, size_t *bound);
+GW_API gw_status gw_asylpg_worker_set_snapshot(gw_asylpg_worker *worker, const float *snapshot,
+                                               uint64_t n);
+/* Take a model frame from the master (GW_ERR_SEQUENCE before a snapshot). */
+GW_API gw_status gw_asylpg_worker_receive(gw_asylpg_worker *worker, const void *frame,
+                                          size_t size);
+/* The model to compute the next gradient at, and its version. */
+GW_API gw_status gw_asylpg_worker_model(const gw_asylpg_worker *worker, float *out, uint64_t n,
+                                        uint64_t *version);
+/* alpha = grad_model - grad_snapshot (the same sample at the model and at
+ * x~), compressed with the worker's codec, tagged with the model's version. */
+GW_API gw_status gw_asylpg_worker_step(gw_asylpg_worker *worker, const void *grad_model,
+                                       const void *grad_snapshot, gw_dtype dtype, uint64_t n,
+                                       void *frame, size_t capacity, size_t *written);
+GW_API gw_status gw_asylpg_worker_save_bound(const gw_asylpg_worker *worker, size_t *bound);
+GW_API gw_status gw_asylpg_worker_save(const gw_asylpg_worker *worker, void *blob,
+                                       size_t capacity, size_t *written);
+GW_API gw_status gw_asylpg_worker_load(gw_asylpg_worker *worker, const void *blob, size_t size);
+
 /* CRC32C (Castagnoli) as used by frames and state blobs. */
 GW_API gw_status gw_crc32c(const void *data, size_t size, uint32_t *crc);
 

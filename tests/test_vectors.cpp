@@ -286,9 +286,10 @@ TEST(Vectors, V2FramesDecodeAndReencodeByteExactlyOnEveryTarget) {
             const bool rounded = info.codec == GW_CODEC_QUANT || info.codec == GW_CODEC_QSGD ||
                                  info.codec == GW_CODEC_TERNGRAD ||
                                  info.codec == GW_CODEC_SPARSE_QUANT;
-            if (!rounded)
+            if (!rounded) {
                 EXPECT_EQ(encode(spec.p, info.tag, want), f.frame)
                     << "decoded values do not re-encode to the golden frame";
+            }
         });
     }
 }

@@ -22,7 +22,8 @@
 namespace gw::blob {
 
 constexpr uint16_t kVersion = 2;
-enum Kind : uint16_t { kWorker = 1, kServer = 2, kCltk = 3, kLags = 4, kFusion = 5 };
+enum Kind : uint16_t { kWorker = 1, kServer = 2, kCltk = 3, kLags = 4, kFusion = 5, kAsylpgMaster = 6,
+                     kAsylpgWorker = 7 };
 enum Type : uint8_t { kU8 = 1, kU32 = 2, kU64 = 3, kF32 = 4, kBytes = 5, kF32s = 6 };
 constexpr size_t kHeaderSize = 12, kFieldHeader = 12, kTrailerSize = 4;
 

@@ -1,0 +1,328 @@
+#include "feedback/asylpg.hpp"
+
+#include <cmath>
+#include <cstring>
+#include <initializer_list>
+
+#include "codecs/grid_quant.hpp"
+#include "feedback/machine.hpp"
+#include "frame/frame.hpp"
+#include "kernels/kernels.hpp"
+
+namespace gw {
+namespace {
+
+enum : uint16_t {
+    kFieldN = 1, kFieldVariant = 2, kFieldLr = 3, kFieldL1 = 4, kFieldL2 = 5, kFieldMu = 6,
+    kFieldM = 7, kFieldTau = 8, kFieldBitsMin = 9, kFieldBitsMax = 10, kFieldBlock = 11,
+    kFieldTensor = 12, kFieldSeed = 13, kFieldCodec = 14, kFieldParams = 15,
+    kFieldEpoch = 32, kFieldInner = 33, kFieldVersion = 34, kFieldPhase = 35, kFieldSteps = 36,
+    kFieldState = 37,
+    kFieldX = 64, kFieldSnap = 65, kFieldFull = 66, kFieldY = 67, kFieldSum = 68, kFieldModel = 69,
+};
+
+CodecParams quant_params(unsigned bits, uint32_t block) {
+    CodecParams p = default_params(*codec_for(GW_CODEC_QUANT));
+    set_param(&p, GW_PARAM_BITS, bits);
+    set_param(&p, GW_PARAM_BLOCK_SIZE, block);
+    return p;
+}
+
+CodecParams identity() { return default_params(*codec_for(GW_CODEC_IDENTITY)); }
+
+bool valid_bits(unsigned b) { return (b >= 1 && b <= 8) || b == 16; }
+
+// prox_{c h} of one coordinate (header: the exact order of operations).
+struct Prox {
+    float cl1, den;
+    Prox(float c, float l1, float l2) : cl1(c * l1), den(1.0f + c * l2) {}
+    float operator()(float v) const {
+        const float a = std::fabs(v) - cl1;
+        return a <= 0.0f ? 0.0f : std::copysign(a / den, v);
+    }
+};
+
+bool all_finite(const float* x, uint64_t n) { return kern::active().all_finite(x, n); }
+
+}  // namespace
+
+// ---------------------------------------------------------------------------
+// Master
+
+unsigned AsylpgMaster::choose_bits(const float* x, uint64_t n, uint32_t block, unsigned lo,
+                                   unsigned hi, double bound) {
+    for (unsigned b = lo; b < hi; ++b) {
+        if (!valid_bits(b)) continue;
+        const gq::Grid g = gq::for_bits(b);
+        const uint64_t bs = block == 0 ? n : block;
+        double err = 0.0;
+        for (uint64_t first = 0; first < n; first += bs) {
+            const uint64_t d = n - first < bs ? n - first : bs;
+            float delta = 0.0f;
+            if (gq::max_rule(CodecParams{}, g, x + first, d, &delta) != GW_OK) return hi;
+            err += gq::expected_sq_error(g, x + first, d, delta);
+        }
+        if (err <= bound) return b;
+    }
+    return hi;
+}
+
+gw_status AsylpgMaster::init(const AsylpgMasterConfig& c) {
+    const float* x0 = c.x0;
+    if (c.n == 0 || c.epoch_length == 0) return GW_ERR_INVALID_ARGUMENT;
+    if (!(std::isfinite(c.lr) && c.lr > 0.0f) || !(std::isfinite(c.l1) && c.l1 >= 0.0f) ||
+        !(std::isfinite(c.l2) && c.l2 >= 0.0f) || !(std::isfinite(c.mu) && c.mu >= 0.0f) ||
+        c.variant > kAsylpgAcc)
+        return GW_ERR_INVALID_ARGUMENT;
+    const bool full = c.bits_min == 0 && c.bits_max == 0;
+    if (!full && (!valid_bits(c.bits_min) || !valid_bits(c.bits_max) || c.bits_min > c.bits_max))
+        return GW_ERR_INVALID_ARGUMENT;
+    if (!all_finite(x0, c.n)) return GW_ERR_NONFINITE;
+    cfg_ = c;
+    cfg_.x0 = nullptr;
+    size_t qb = 0, ib = 0;
+    if (!frame::frame_bound(quant_params(16, c.model_block), c.n, &qb) ||
+        !frame::frame_bound(identity(), c.n, &ib))
+        return GW_ERR_INVALID_ARGUMENT;
+    frame_bound_ = qb > ib ? qb : ib;
+    for (FloatBuf* b : {&x_, &snap_, &full_, &y_, &sum_, &u_, &nx_, &ny_}) {
+        *b = alloc_floats(c.n);
+        if (!*b) return GW_ERR_OUT_OF_MEMORY;
+    }
+    const size_t bytes = c.n * sizeof(float);
+    std::memcpy(x_.get(), x0, bytes);
+    std::memcpy(snap_.get(), x0, bytes);
+    std::memcpy(y_.get(), x0, bytes);
+    return GW_OK;
+}
+
+gw_status AsylpgMaster::begin_epoch(const float* full_grad) {
+    if (s_.phase != 0) return GW_ERR_SEQUENCE;
+    const uint64_t n = cfg_.n;
+    if (!all_finite(full_grad, n)) return GW_ERR_NONFINITE;
+    if (cfg_.variant == kAsylpgAcc) {
+        // x_0 = theta y + (1 - theta) x~   (t1 = theta*y; t2 = (1-theta)*x~; t1 + t2)
+        const float th = theta(), om = 1.0f - th;
+        const float *y = y_.get(), *sn = snap_.get();
+        for (uint64_t i = 0; i < n; ++i) {
+            const float t1 = th * y[i], t2 = om * sn[i];
+            nx_[i] = t1 + t2;
+        }
+        std::memcpy(x_.get(), nx_.get(), n * sizeof(float));
+    } else {
+        std::memcpy(x_.get(), snap_.get(), n * sizeof(float));
+    }
+    std::memcpy(full_.get(), full_grad, n * sizeof(float));
+    std::memset(sum_.get(), 0, n * sizeof(float));
+    s_.phase = 1;
+    s_.inner = 0;
+    return GW_OK;
+}
+
+gw_status AsylpgMaster::model(void* frame, size_t capacity, size_t* written, unsigned* bits) {
+    if (s_.phase != 1) return GW_ERR_SEQUENCE;
+    if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
+    const uint64_t n = cfg_.n, tag = frame_tag(cfg_.tensor, s_.version);
+    const EncodeCtx ctx{cfg_.seed, s_.version, cfg_.tensor, &ws_.codec};
+    const float *x = x_.get(), *sn = snap_.get();
+    if (std::memcmp(x, sn, n * sizeof(float)) == 0) {
+        // Unchanged: the workers hold x~ already; an empty frame says so.
+        *bits = 0;
+        return frame::encode(identity(), ctx, tag, x, 0, frame, capacity,
+                             written, nullptr, ws_.stage);
+    }
+    if (cfg_.bits_max == 0) {
+        *bits = 32;
+        return frame::encode(identity(), ctx, tag, x, n, frame, capacity,
+                             written, nullptr, ws_.stage);
+    }
+    double dist = 0.0;  // ||x - x~||^2
+    for (uint64_t i = 0; i < n; ++i) {
+        const double d = double(x[i]) - double(sn[i]);
+        dist += d * d;
+    }
+    const double mu = cfg_.variant == kAsylpgAcc ? double(theta()) * cfg_.mu : cfg_.mu;
+    const unsigned b =
+        choose_bits(x, n, cfg_.model_block, cfg_.bits_min, cfg_.bits_max, mu * dist);
+    *bits = b;
+    return frame::encode(quant_params(b, cfg_.model_block), ctx, tag, x, n, frame, capacity,
+                         written, nullptr, ws_.stage);
+}
+
+gw_status AsylpgMaster::push(const void* data, size_t size) {
+    if (s_.phase != 1) return GW_ERR_SEQUENCE;
+    frame::View v;
+    gw_status st = frame::open(data, size, true, ws_.stage, &v);
+    if (st != GW_OK) return st;
+    if (v.count != cfg_.n) return GW_ERR_COUNT_MISMATCH;
+    if (static_cast<uint32_t>(v.tag >> 32) != cfg_.tensor) return GW_ERR_TAG_MISMATCH;
+    const uint32_t age = static_cast<uint32_t>(s_.version) - static_cast<uint32_t>(v.tag);
+    if (age > 0x80000000u) return GW_ERR_TAG_MISMATCH;  // a version not yet sent
+    if (age > cfg_.tau) return GW_ERR_STALE;
+    const uint64_t n = cfg_.n;
+    float* u = u_.get();
+    v.params.codec->decode(v.params, v.payload, v.payload_len, n, u);
+    const float* g = full_.get();
+    for (uint64_t i = 0; i < n; ++i) u[i] = u[i] + g[i];
+    // The new x (and y) go to nx_, ny_ and replace the state only if finite.
+    float *nx = nx_.get(), *ny = ny_.get();
+    const float* x = x_.get();
+    if (cfg_.variant == kAsylpgAcc) {
+        const float th = theta(), lr = cfg_.lr / th;
+        const Prox prox(lr, cfg_.l1, cfg_.l2);
+        const float *y = y_.get(), *sn = snap_.get();
+        for (uint64_t i = 0; i < n; ++i) {
+            const float t = lr * u[i];
+            ny[i] = prox(y[i] - t);
+            const float d = ny[i] - sn[i];
+            const float td = th * d;
+            nx[i] = sn[i] + td;
+        }
+        if (!all_finite(ny, n)) return GW_ERR_OVERFLOW;
+    } else {
+        const Prox prox(cfg_.lr, cfg_.l1, cfg_.l2);
+        for (uint64_t i = 0; i < n; ++i) {
+            const float t = cfg_.lr * u[i];
+            nx[i] = prox(x[i] - t);
+        }
+    }
+    if (!all_finite(nx, n)) return GW_ERR_OVERFLOW;
+    // The epoch's running sum (Acc's next snapshot is its mean).
+    float* sum = sum_.get();
+    if (cfg_.variant == kAsylpgAcc) {
+        for (uint64_t i = 0; i < n; ++i) u[i] = sum[i] + nx[i];
+        if (!all_finite(u, n)) return GW_ERR_OVERFLOW;
+        std::memcpy(sum, u, n * sizeof(float));
+        std::swap(y_, ny_);
+    }
+    std::swap(x_, nx_);
+    ++s_.version;
+    if (++s_.inner == cfg_.epoch_length) {
+        const float m = static_cast<float>(cfg_.epoch_length);
+        if (cfg_.variant == kAsylpgAcc)
+            for (uint64_t i = 0; i < n; ++i) snap_[i] = sum[i] / m;
+        else
+            std::memcpy(snap_.get(), x_.get(), n * sizeof(float));
+        ++s_.epoch;
+        s_.inner = 0;
+        s_.phase = 0;
+    }
+    return GW_OK;
+}
+
+void AsylpgMaster::params(float* out) const { std::memcpy(out, x_.get(), cfg_.n * sizeof(float)); }
+void AsylpgMaster::snapshot(float* out) const {
+    std::memcpy(out, snap_.get(), cfg_.n * sizeof(float));
+}
+
+template <class V> void AsylpgMaster::fields(V& v, Scalars& s) {
+    v.config(kFieldN, cfg_.n);
+    v.config(kFieldVariant, cfg_.variant);
+    v.config(kFieldLr, cfg_.lr);
+    v.config(kFieldL1, cfg_.l1);
+    v.config(kFieldL2, cfg_.l2);
+    v.config(kFieldMu, cfg_.mu);
+    v.config(kFieldM, cfg_.epoch_length);
+    v.config(kFieldTau, cfg_.tau);
+    v.config(kFieldBitsMin, cfg_.bits_min);
+    v.config(kFieldBitsMax, cfg_.bits_max);
+    v.config(kFieldBlock, cfg_.model_block);
+    v.config(kFieldTensor, cfg_.tensor);
+    v.config(kFieldSeed, cfg_.seed);
+    v.scalar(kFieldEpoch, s.epoch);
+    v.scalar(kFieldInner, s.inner);
+    v.scalar(kFieldVersion, s.version);
+    v.scalar(kFieldPhase, s.phase);
+    v.floats(kFieldX, x_.get(), cfg_.n);
+    v.floats(kFieldSnap, snap_.get(), cfg_.n);
+    v.floats(kFieldFull, full_.get(), cfg_.n);
+    v.floats(kFieldY, y_.get(), cfg_.n);
+    v.floats(kFieldSum, sum_.get(), cfg_.n);
+}
+
+template void AsylpgMaster::fields(blob::Sizer&, Scalars&);
+template void AsylpgMaster::fields(blob::Writer&, Scalars&);
+template void AsylpgMaster::fields(blob::Reader&, Scalars&);
+
+// ---------------------------------------------------------------------------
+// Worker
+
+gw_status AsylpgWorker::init(const AsylpgWorkerConfig& c) {
+    if (c.n == 0) return GW_ERR_INVALID_ARGUMENT;
+    cfg_ = c;
+    if (!frame::frame_bound(c.codec, c.n, &frame_bound_)) return GW_ERR_INVALID_ARGUMENT;
+    for (FloatBuf* b : {&snap_, &model_, &alpha_}) {
+        *b = alloc_floats(c.n);
+        if (!*b) return GW_ERR_OUT_OF_MEMORY;
+    }
+    return GW_OK;
+}
+
+gw_status AsylpgWorker::set_snapshot(const float* snapshot) {
+    if (!all_finite(snapshot, cfg_.n)) return GW_ERR_NONFINITE;
+    std::memcpy(snap_.get(), snapshot, cfg_.n * sizeof(float));
+    s_.state = 1;
+    return GW_OK;
+}
+
+gw_status AsylpgWorker::receive(const void* data, size_t size) {
+    if (s_.state == 0) return GW_ERR_SEQUENCE;
+    frame::View v;
+    const gw_status st = frame::open(data, size, true, ws_.stage, &v);
+    if (st != GW_OK) return st;
+    if (v.count != 0 && v.count != cfg_.n) return GW_ERR_COUNT_MISMATCH;
+    if (static_cast<uint32_t>(v.tag >> 32) != cfg_.tensor) return GW_ERR_TAG_MISMATCH;
+    if (v.count == 0)
+        std::memcpy(model_.get(), snap_.get(), cfg_.n * sizeof(float));
+    else
+        v.params.codec->decode(v.params, v.payload, v.payload_len, cfg_.n, model_.get());
+    s_.version = static_cast<uint32_t>(v.tag);
+    s_.state = 2;
+    return GW_OK;
+}
+
+void AsylpgWorker::model(float* out) const { std::memcpy(out, model_.get(), cfg_.n * sizeof(float)); }
+
+gw_status AsylpgWorker::step(const void* grad_model, const void* grad_snapshot, gw_dtype dtype,
+                             void* frame, size_t capacity, size_t* written) {
+    if (s_.state != 2) return GW_ERR_SEQUENCE;
+    if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
+    const uint64_t n = cfg_.n;
+    // alpha = g(Q(x)) - g(x~); the second input is widened into alpha_ first.
+    const float* gs = widen_to_f32(grad_snapshot, dtype, n, ws_.convert);
+    if (!gs) return GW_ERR_OUT_OF_MEMORY;
+    float* a = alpha_.get();
+    if (gs != a) std::memcpy(a, gs, n * sizeof(float));
+    const float* gm = widen_to_f32(grad_model, dtype, n, ws_.convert);
+    if (!gm) return GW_ERR_OUT_OF_MEMORY;
+    if (!all_finite(gm, n) || !all_finite(a, n)) return GW_ERR_NONFINITE;
+    for (uint64_t i = 0; i < n; ++i) a[i] = gm[i] - a[i];
+    if (!all_finite(a, n)) return GW_ERR_OVERFLOW;
+    const EncodeCtx ctx{cfg_.seed, s_.steps, cfg_.tensor, &ws_.codec};
+    const gw_status st = frame::encode(cfg_.codec, ctx, frame_tag(cfg_.tensor, s_.version), a, n,
+                                       frame, capacity, written, nullptr, ws_.stage);
+    if (st != GW_OK) return st;
+    ++s_.steps;
+    return GW_OK;
+}
+
+template <class V> void AsylpgWorker::fields(V& v, Scalars& s) {
+    uint8_t params[64];
+    write_params(cfg_.codec, params);
+    v.config(kFieldN, cfg_.n);
+    v.config(kFieldTensor, cfg_.tensor);
+    v.config(kFieldSeed, cfg_.seed);
+    v.config(kFieldCodec, static_cast<uint8_t>(cfg_.codec.codec->id));
+    v.config_bytes(kFieldParams, params, params_wire_size(*cfg_.codec.codec));
+    v.scalar(kFieldSteps, s.steps);
+    v.scalar(kFieldVersion, s.version);
+    v.scalar(kFieldState, s.state);
+    v.floats(kFieldSnap, snap_.get(), cfg_.n);
+    v.floats(kFieldModel, model_.get(), cfg_.n);
+}
+
+template void AsylpgWorker::fields(blob::Sizer&, Scalars&);
+template void AsylpgWorker::fields(blob::Writer&, Scalars&);
+template void AsylpgWorker::fields(blob::Reader&, Scalars&);
+
+}  // namespace gw
