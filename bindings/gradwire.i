@@ -67,6 +67,8 @@ GWB_CONSTRUCTOR(Worker)
 GWB_CONSTRUCTOR(Server)
 GWB_CONSTRUCTOR(Cltk)
 GWB_CONSTRUCTOR(LagsLayer)
+GWB_CONSTRUCTOR(AsylpgMaster)
+GWB_CONSTRUCTOR(AsylpgWorker)
 GWB_CONSTRUCTOR(Fusion)
 
 %newobject gwb::CodecSpec::from_frame;

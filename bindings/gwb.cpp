@@ -721,6 +721,159 @@ void LagsLayer::load(In blob) {
         ok(gw_lags_layer_load(h_, blob.data, blob.size), "gw_lags_layer_load");
 }
 
+/* ---------------------------------------------------------------- AsyLPG */
+AsylpgMaster::AsylpgMaster(In x0, gw_asylpg_variant variant, float lr, float l1, float l2,
+                           uint64_t epoch_length, uint32_t tau, float mu, unsigned bits_min,
+                           unsigned bits_max, uint32_t model_block, uint32_t tensor,
+                           uint64_t seed) {
+    const char *what = "gw_asylpg_master_create";
+    if (!count_of(x0, KIND_F32, 4, what, "x0", &n_)) return;
+    gw_asylpg_master_options o = GW_ASYLPG_MASTER_OPTIONS_INIT;
+    o.n = n_;
+    o.variant = variant;
+    o.lr = lr;
+    o.l1 = l1;
+    o.l2 = l2;
+    o.epoch_length = epoch_length;
+    o.tau = tau;
+    o.mu = mu;
+    o.bits_min = bits_min;
+    o.bits_max = bits_max;
+    o.model_block = model_block;
+    o.tensor = tensor;
+    o.seed = seed;
+    ok(gw_asylpg_master_create(&h_, &o, (const float *)x0.data, n_), what);
+}
+AsylpgMaster::~AsylpgMaster() { gw_asylpg_master_free(h_); }
+void AsylpgMaster::close() {
+    gw_asylpg_master_free(h_);
+    h_ = nullptr;
+}
+uint64_t AsylpgMaster::frame_bound() const {
+    size_t b = 0;
+    GWB_LIVE(h_, "gw_asylpg_master_frame_bound", 0);
+    ok(gw_asylpg_master_frame_bound(h_, &b), "gw_asylpg_master_frame_bound");
+    return b;
+}
+void AsylpgMaster::snapshot(Out out) const {
+    GWB_LIVE(h_, "gw_asylpg_master_snapshot", );
+    if (floats_exactly(out, n_, "gw_asylpg_master_snapshot", "out"))
+        ok(gw_asylpg_master_snapshot(h_, (float *)out.data, n_), "gw_asylpg_master_snapshot");
+}
+void AsylpgMaster::begin_epoch(In full_grad) {
+    uint64_t n;
+    GWB_LIVE(h_, "gw_asylpg_master_begin_epoch", );
+    if (count_of(full_grad, KIND_F32, 4, "gw_asylpg_master_begin_epoch", "full_grad", &n))
+        ok(gw_asylpg_master_begin_epoch(h_, (const float *)full_grad.data, n),
+           "gw_asylpg_master_begin_epoch");
+}
+uint64_t AsylpgMaster::model_into(Out frame) {
+    size_t written = 0;
+    GWB_LIVE(h_, "gw_asylpg_master_model", 0);
+    if (writable_bytes(frame, "gw_asylpg_master_model", "frame"))
+        ok(gw_asylpg_master_model(h_, frame.data, frame.size, &written, &bits_),
+           "gw_asylpg_master_model");
+    return written;
+}
+Bytes AsylpgMaster::model() {
+    return make_bytes(frame_bound(), [&](Out f) { return model_into(f); });
+}
+void AsylpgMaster::push(In frame) {
+    GWB_LIVE(h_, "gw_asylpg_master_push", );
+    if (bytes_of(frame, "gw_asylpg_master_push", "frame"))
+        ok(gw_asylpg_master_push(h_, frame.data, frame.size), "gw_asylpg_master_push");
+}
+void AsylpgMaster::params(Out out) const {
+    GWB_LIVE(h_, "gw_asylpg_master_params", );
+    if (floats_exactly(out, n_, "gw_asylpg_master_params", "out"))
+        ok(gw_asylpg_master_params(h_, (float *)out.data, n_), "gw_asylpg_master_params");
+}
+U64List AsylpgMaster::progress() const {
+    U64List l;
+    uint64_t e = 0, i = 0, v = 0;
+    int running = 0;
+    GWB_LIVE(h_, "gw_asylpg_master_progress", l);
+    if (ok(gw_asylpg_master_progress(h_, &e, &i, &v, &running), "gw_asylpg_master_progress"))
+        l.data = {e, i, v, uint64_t(running)};
+    return l;
+}
+Bytes AsylpgMaster::save() const {
+    return save_blob(h_, gw_asylpg_master_save_bound, gw_asylpg_master_save,
+                     "gw_asylpg_master_save");
+}
+void AsylpgMaster::load(In blob) {
+    GWB_LIVE(h_, "gw_asylpg_master_load", );
+    if (bytes_of(blob, "gw_asylpg_master_load", "blob"))
+        ok(gw_asylpg_master_load(h_, blob.data, blob.size), "gw_asylpg_master_load");
+}
+
+AsylpgWorker::AsylpgWorker(uint64_t n, const CodecSpec &codec, uint32_t tensor, uint64_t seed)
+    : n_(n) {
+    gw_asylpg_worker_options o = GW_ASYLPG_WORKER_OPTIONS_INIT;
+    o.n = n;
+    o.tensor = tensor;
+    o.seed = seed;
+    ok(gw_asylpg_worker_create(&h_, &o, codec.raw()), "gw_asylpg_worker_create");
+}
+AsylpgWorker::~AsylpgWorker() { gw_asylpg_worker_free(h_); }
+void AsylpgWorker::close() {
+    gw_asylpg_worker_free(h_);
+    h_ = nullptr;
+}
+uint64_t AsylpgWorker::frame_bound() const {
+    size_t b = 0;
+    GWB_LIVE(h_, "gw_asylpg_worker_frame_bound", 0);
+    ok(gw_asylpg_worker_frame_bound(h_, &b), "gw_asylpg_worker_frame_bound");
+    return b;
+}
+void AsylpgWorker::set_snapshot(In snapshot) {
+    uint64_t n;
+    GWB_LIVE(h_, "gw_asylpg_worker_set_snapshot", );
+    if (count_of(snapshot, KIND_F32, 4, "gw_asylpg_worker_set_snapshot", "snapshot", &n))
+        ok(gw_asylpg_worker_set_snapshot(h_, (const float *)snapshot.data, n),
+           "gw_asylpg_worker_set_snapshot");
+}
+void AsylpgWorker::receive(In frame) {
+    GWB_LIVE(h_, "gw_asylpg_worker_receive", );
+    if (bytes_of(frame, "gw_asylpg_worker_receive", "frame"))
+        ok(gw_asylpg_worker_receive(h_, frame.data, frame.size), "gw_asylpg_worker_receive");
+}
+uint64_t AsylpgWorker::model(Out out) const {
+    uint64_t v = 0;
+    GWB_LIVE(h_, "gw_asylpg_worker_model", 0);
+    if (floats_exactly(out, n_, "gw_asylpg_worker_model", "out"))
+        ok(gw_asylpg_worker_model(h_, (float *)out.data, n_, &v), "gw_asylpg_worker_model");
+    return v;
+}
+uint64_t AsylpgWorker::step_into(In gm, In gs, gw_dtype dtype, Out frame) {
+    uint64_t n, n2;
+    size_t written = 0;
+    const char *what = "gw_asylpg_worker_step";
+    GWB_LIVE(h_, what, 0);
+    if (!tensor_count(gm, dtype, what, &n) || !tensor_count(gs, dtype, what, &n2) ||
+        !writable_bytes(frame, what, "frame"))
+        return 0;
+    if (n != n2) {
+        fail(GW_ERR_COUNT_MISMATCH, what, "the two gradients differ in length");
+        return 0;
+    }
+    ok(gw_asylpg_worker_step(h_, gm.data, gs.data, dtype, n, frame.data, frame.size, &written),
+       what);
+    return written;
+}
+Bytes AsylpgWorker::step(In gm, In gs, gw_dtype dtype) {
+    return make_bytes(frame_bound(), [&](Out f) { return step_into(gm, gs, dtype, f); });
+}
+Bytes AsylpgWorker::save() const {
+    return save_blob(h_, gw_asylpg_worker_save_bound, gw_asylpg_worker_save,
+                     "gw_asylpg_worker_save");
+}
+void AsylpgWorker::load(In blob) {
+    GWB_LIVE(h_, "gw_asylpg_worker_load", );
+    if (bytes_of(blob, "gw_asylpg_worker_load", "blob"))
+        ok(gw_asylpg_worker_load(h_, blob.data, blob.size), "gw_asylpg_worker_load");
+}
+
 LagsPlanTimes lags_plan(const LagsNetwork &n_, In n, In t_backward, In t_sparsify, Out ratio,
                         Out k, Out verdict) {
     LagsPlanTimes t;

@@ -281,6 +281,58 @@ double lags_s_max(double t_f, double t_b, double t_c);
 /* xs: `workers` float32 vectors of equal length, back to back. */
 double sparsity_delta(In xs, uint32_t workers, uint64_t k);
 
+/* AsyLPG family (gw_asylpg_*): the master and a worker. */
+class AsylpgMaster {
+public:
+    AsylpgMaster(In x0, gw_asylpg_variant variant, float lr, float l1, float l2,
+                 uint64_t epoch_length, uint32_t tau, float mu, unsigned bits_min,
+                 unsigned bits_max, uint32_t model_block = 0, uint32_t tensor = 0,
+                 uint64_t seed = 0);
+    AsylpgMaster(const AsylpgMaster &) = delete;
+    AsylpgMaster &operator=(const AsylpgMaster &) = delete;
+    ~AsylpgMaster();
+    void close();
+    uint64_t size() const { return n_; }
+    uint64_t frame_bound() const;
+    void snapshot(Out out) const;
+    void begin_epoch(In full_grad);
+    uint64_t model_into(Out frame);
+    Bytes model();
+    unsigned last_bits() const { return bits_; } /* b_x of the last model frame (0, 32) */
+    void push(In frame);
+    void params(Out out) const;
+    U64List progress() const; /* epoch, inner, version, running */
+    Bytes save() const;
+    void load(In blob);
+
+private:
+    gw_asylpg_master *h_ = nullptr;
+    uint64_t n_ = 0;
+    unsigned bits_ = 0;
+};
+
+class AsylpgWorker {
+public:
+    AsylpgWorker(uint64_t n, const CodecSpec &codec, uint32_t tensor = 0, uint64_t seed = 0);
+    AsylpgWorker(const AsylpgWorker &) = delete;
+    AsylpgWorker &operator=(const AsylpgWorker &) = delete;
+    ~AsylpgWorker();
+    void close();
+    uint64_t size() const { return n_; }
+    uint64_t frame_bound() const;
+    void set_snapshot(In snapshot);
+    void receive(In frame);
+    uint64_t model(Out out) const; /* returns the model's version */
+    uint64_t step_into(In grad_model, In grad_snapshot, gw_dtype dtype, Out frame);
+    Bytes step(In grad_model, In grad_snapshot, gw_dtype dtype);
+    Bytes save() const;
+    void load(In blob);
+
+private:
+    gw_asylpg_worker *h_ = nullptr;
+    uint64_t n_ = 0;
+};
+
 class Fusion {
 public:
     Fusion(uint32_t layers, uint64_t capacity = 1u << 16);

@@ -30,13 +30,14 @@
 %rename(Param) gw_param;
 %rename(SimdTarget) gw_simd_target;
 %rename(Momentum) gw_momentum;
+%rename(AsylpgVariant) gw_asylpg_variant;
 /* C enum items share one scope: the two names that would collide get longer
  * ones (DType.BF16 / Codec.BF16, Param.THRESHOLD / Codec.THRESHOLD). */
 %rename(FLOAT32) GW_DTYPE_F32;
 %rename(FLOAT16) GW_DTYPE_F16;
 %rename(BFLOAT16) GW_DTYPE_BF16;
 %rename(THRESHOLD_VALUE) GW_PARAM_THRESHOLD;
-%rename("%(regex:/^GW_(DTYPE|CODEC|PARAM|SIMD|MOMENTUM)_(.*)$/\\2/)s", %$isenumitem) "";
+%rename("%(regex:/^GW_(DTYPE|CODEC|PARAM|SIMD|MOMENTUM|ASYLPG)_(.*)$/\\2/)s", %$isenumitem) "";
 %rename("%(regex:/^GW_(OK|ERR_.*)$/\\1/)s", %$isenumitem) "";
 
 /* Java spelling: stepCount(), frameBound(), FrameInfo.getFrameSize(). */
@@ -225,6 +226,8 @@ GWB_CLOSEABLE(Worker)
 GWB_CLOSEABLE(Server)
 GWB_CLOSEABLE(Cltk)
 GWB_CLOSEABLE(LagsLayer)
+GWB_CLOSEABLE(AsylpgMaster)
+GWB_CLOSEABLE(AsylpgWorker)
 GWB_CLOSEABLE(Fusion)
 GWB_CLOSEABLE(CodecSpec)
 /* close() frees the native object at once (the C++ close() frees the
@@ -233,8 +236,11 @@ GWB_CLOSEABLE(CodecSpec)
 %rename(closeHandle) gwb::Server::close;
 %rename(closeHandle) gwb::Cltk::close;
 %rename(closeHandle) gwb::LagsLayer::close;
+%rename(closeHandle) gwb::AsylpgMaster::close;
+%rename(closeHandle) gwb::AsylpgWorker::close;
 %rename(closeHandle) gwb::Fusion::close;
-%typemap(javacode) gwb::Worker, gwb::Server, gwb::Cltk, gwb::LagsLayer, gwb::Fusion %{
+%typemap(javacode) gwb::Worker, gwb::Server, gwb::Cltk, gwb::LagsLayer, gwb::Fusion,
+                   gwb::AsylpgMaster, gwb::AsylpgWorker %{
   @Override
   public void close() {
     if (swigCPtr != 0) closeHandle();

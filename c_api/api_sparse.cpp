@@ -13,7 +13,7 @@ using namespace gw::api;
 
 namespace {
 
-bool float_param(int param) { return param == GW_PARAM_THRESHOLD; }
+bool float_param(int param) { return param == GW_PARAM_THRESHOLD || param == GW_PARAM_BUDGET; }
 
 // idx[0..k) strictly increasing and below n.
 bool valid_indices(const uint32_t* idx, size_t k, uint64_t n) {

@@ -109,7 +109,7 @@ GW_API void gw_codec_spec_free(gw_codec_spec *spec);
 GW_API gw_status gw_codec_spec_set(gw_codec_spec *spec, gw_param param, int64_t value);
 GW_API gw_status gw_codec_spec_get(const gw_codec_spec *spec, gw_param param, int64_t *value);
 GW_API gw_status gw_codec_spec_codec(const gw_codec_spec *spec, gw_codec_id *codec);
-/* Float-valued parameters (GW_PARAM_THRESHOLD): finite and >= 0, else
+/* Float-valued parameters (GW_PARAM_THRESHOLD, GW_PARAM_BUDGET): finite and >= 0, else
  * GW_ERR_INVALID_ARGUMENT; stored as the float's bit pattern. */
 GW_API gw_status gw_codec_spec_set_f32(gw_codec_spec *spec, gw_param param, float value);
 GW_API gw_status gw_codec_spec_get_f32(const gw_codec_spec *spec, gw_param param, float *value);
@@ -541,11 +541,6 @@ GW_API gw_status gw_bundle_frames(const void *bundle, size_t size, gw_bundle_ent
  * (gw_asylpg_worker_step), the master applies it (gw_asylpg_master_push).
  * Workers may run asynchronously: a gradient frame is accepted if computed
  * on a model at most tau versions old (GW_ERR_STALE otherwise). */
-typedef enum gw_asylpg_variant {
-    GW_ASYLPG_PLAIN = 0,  /* AsyLPG and Sparse-AsyLPG (the worker's codec decides) */
-    GW_ASYLPG_ACC   = 1   /* Acc-AsyLPG: theta_s = 2/(s+2), lr_s = lr/theta_s */
-} gw_asylpg_variant;
-
 #define GW_ASYLPG_MASTER_OPTIONS_VERSION 1
 typedef struct gw_asylpg_master_options {
     unsigned int version;      /* GW_ASYLPG_MASTER_OPTIONS_VERSION */

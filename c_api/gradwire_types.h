@@ -102,4 +102,10 @@ typedef enum gw_momentum {
     GW_MOMENTUM_SIGNUM   = 2  /* m = mu m + (1-mu) g; p = m + r e            */
 } gw_momentum;
 
+/* The AsyLPG master's update rule (gw_asylpg_master_options.variant). */
+typedef enum gw_asylpg_variant {
+    GW_ASYLPG_PLAIN = 0, /* AsyLPG and Sparse-AsyLPG (the worker's codec decides) */
+    GW_ASYLPG_ACC   = 1  /* Acc-AsyLPG: theta_s = 2/(s+2), lr_s = lr/theta_s */
+} gw_asylpg_variant;
+
 #endif /* GRADWIRE_TYPES_H */

@@ -1,5 +1,5 @@
 // Fuzz target: the checkpoint loaders (gw_worker_load, gw_server_load,
-// gw_cltk_load, gw_lags_layer_load) of
+// gw_cltk_load, gw_lags_layer_load, gw_asylpg_master_load, gw_asylpg_worker_load) of
 // every handle configuration in state_configs.h. A blob either loads, saves
 // back to the same bytes and leaves a handle that still steps, or is refused
 // with a GW_ERR_STATE_* status and the handle bit-identical (saved before and
@@ -30,6 +30,13 @@ std::vector<uint8_t> save(const gw_server* s) { return save(s, gw_server_save_bo
 std::vector<uint8_t> save(const gw_cltk* h) { return save(h, gw_cltk_save_bound, gw_cltk_save); }
 std::vector<uint8_t> save(const gw_lags_layer* h) {
     return save(h, gw_lags_layer_save_bound, gw_lags_layer_save);
+}
+
+std::vector<uint8_t> save(const gw_asylpg_master* h) {
+    return save(h, gw_asylpg_master_save_bound, gw_asylpg_master_save);
+}
+std::vector<uint8_t> save(const gw_asylpg_worker* h) {
+    return save(h, gw_asylpg_worker_save_bound, gw_asylpg_worker_save);
 }
 
 bool state_error(gw_status st) { return st <= GW_ERR_STATE_MAGIC && st >= GW_ERR_STATE_CORRUPT; }
@@ -168,6 +175,58 @@ void exercise(gw_lags_layer* h) {
     if (st != GW_OK) FUZZ_CHECK(st == GW_ERR_OVERFLOW && save(h) == before);
 }
 
+// An identity frame of kGrad, tensor 4, tagged with `version`.
+std::vector<uint8_t> grad_frame(uint64_t version, uint64_t count) {
+    gw_codec_spec* id = nullptr;
+    FUZZ_CHECK(gw_codec_spec_create(&id, GW_CODEC_IDENTITY) == GW_OK);
+    gw_encode_ctx ctx = GW_ENCODE_CTX_INIT;
+    ctx.tag = GW_TAG(4, version);
+    std::vector<uint8_t> f(GW_FRAME_HEADER_SIZE + 4 * FUZZ_STATE_N + 4);
+    size_t written = 0;
+    FUZZ_CHECK(gw_encode(id, &ctx, kGrad, GW_DTYPE_F32, count, f.data(), f.size(), &written) == GW_OK);
+    gw_codec_spec_free(id);
+    f.resize(written);
+    return f;
+}
+
+// A loaded master runs an update (starting an epoch if it waits for one), or
+// refuses with nothing changed (a model near FLT_MAX may overflow).
+void exercise(gw_asylpg_master* h) {
+    uint64_t epoch = 0, inner = 0, version = 0;
+    int running = 0;
+    FUZZ_CHECK(gw_asylpg_master_progress(h, &epoch, &inner, &version, &running) == GW_OK);
+    FUZZ_CHECK(epoch >= 1 && (running == 0 || running == 1));
+    if (!running) FUZZ_CHECK(gw_asylpg_master_begin_epoch(h, kGrad, FUZZ_STATE_N) == GW_OK);
+    size_t bound = 0, written = 0;
+    unsigned bits = 0;
+    FUZZ_CHECK(gw_asylpg_master_frame_bound(h, &bound) == GW_OK);
+    std::vector<uint8_t> frame(bound);
+    auto before = save(h);
+    gw_status st = gw_asylpg_master_model(h, frame.data(), frame.size(), &written, &bits);
+    FUZZ_CHECK(st == GW_OK || (st == GW_ERR_OVERFLOW && save(h) == before));
+    const auto g = grad_frame(version, FUZZ_STATE_N);
+    before = save(h);
+    st = gw_asylpg_master_push(h, g.data(), g.size());
+    if (st != GW_OK) FUZZ_CHECK(st == GW_ERR_OVERFLOW && save(h) == before);
+    FUZZ_CHECK(gw_asylpg_master_push(h, g.data(), 3) != GW_OK);
+}
+
+// A loaded worker takes a model and steps, or says why not with nothing changed.
+void exercise(gw_asylpg_worker* h) {
+    const auto model = grad_frame(2, FUZZ_STATE_N);
+    auto before = save(h);
+    gw_status st = gw_asylpg_worker_receive(h, model.data(), model.size());
+    if (st != GW_OK) {
+        FUZZ_CHECK(st == GW_ERR_SEQUENCE && save(h) == before);  // no snapshot yet
+        return;
+    }
+    size_t bound = 0, written = 0;
+    FUZZ_CHECK(gw_asylpg_worker_frame_bound(h, &bound) == GW_OK);
+    std::vector<uint8_t> frame(bound);
+    FUZZ_CHECK(gw_asylpg_worker_step(h, kGrad, kGrad, GW_DTYPE_F32, FUZZ_STATE_N, frame.data(),
+                                     frame.size(), &written) == GW_OK);
+}
+
 void load_all(const uint8_t* data, size_t size) {
     gw_worker* w = nullptr;
     for (size_t i = 0; fuzz_worker_config(i, &w); ++i) {
@@ -194,6 +253,18 @@ void load_all(const uint8_t* data, size_t size) {
         FUZZ_CHECK(l != nullptr);
         if (check_load(l, data, size, gw_lags_layer_load)) exercise(l);
         gw_lags_layer_free(l);
+    }
+    gw_asylpg_master* am = nullptr;
+    for (size_t i = 0; fuzz_asylpg_master_config(i, &am); ++i) {
+        FUZZ_CHECK(am != nullptr);
+        if (check_load(am, data, size, gw_asylpg_master_load)) exercise(am);
+        gw_asylpg_master_free(am);
+    }
+    gw_asylpg_worker* aw = nullptr;
+    for (size_t i = 0; fuzz_asylpg_worker_config(i, &aw); ++i) {
+        FUZZ_CHECK(aw != nullptr);
+        if (check_load(aw, data, size, gw_asylpg_worker_load)) exercise(aw);
+        gw_asylpg_worker_free(aw);
     }
 }
 

@@ -238,6 +238,53 @@ static void lags_seeds(const char *dir) {
     }
 }
 
+/* AsyLPG masters and workers: fresh, mid-epoch, and waiting between epochs. */
+static void asylpg_seeds(const char *dir) {
+    gw_asylpg_master *m;
+    gw_asylpg_worker *w;
+    size_t i, t, size = 0, written = 0;
+    unsigned bits = 0;
+    char name[64];
+    for (i = 0; fuzz_asylpg_master_config(i, &m); ++i) {
+        FUZZ_CHECK(m != NULL);
+        FUZZ_CHECK(fuzz_asylpg_worker_config(2, &w) == 1 && w != NULL); /* identity gradients */
+        FUZZ_CHECK(gw_asylpg_master_save(m, blob, sizeof blob, &size) == GW_OK);
+        snprintf(name, sizeof name, "asylpg_master%u_fresh.bin", (unsigned)i);
+        write_file(dir, name, blob, size);
+        FUZZ_CHECK(gw_asylpg_master_snapshot(m, xs, FUZZ_STATE_N) == GW_OK);
+        FUZZ_CHECK(gw_asylpg_worker_set_snapshot(w, xs, FUZZ_STATE_N) == GW_OK);
+        fill(xs, FUZZ_STATE_N, 4);
+        FUZZ_CHECK(gw_asylpg_master_begin_epoch(m, xs, FUZZ_STATE_N) == GW_OK);
+        for (t = 0; t < 3; ++t) {
+            int running = 0;
+            FUZZ_CHECK(gw_asylpg_master_progress(m, NULL, NULL, NULL, &running) == GW_OK);
+            if (!running) FUZZ_CHECK(gw_asylpg_master_begin_epoch(m, xs, FUZZ_STATE_N) == GW_OK);
+            FUZZ_CHECK(gw_asylpg_master_model(m, frame, sizeof frame, &written, &bits) == GW_OK);
+            FUZZ_CHECK(gw_asylpg_worker_receive(w, frame, written) == GW_OK);
+            FUZZ_CHECK(gw_asylpg_worker_step(w, xs, xs + 1, GW_DTYPE_F32, FUZZ_STATE_N, frame,
+                                             sizeof frame, &written) == GW_OK);
+            FUZZ_CHECK(gw_asylpg_master_push(m, frame, written) == GW_OK);
+            FUZZ_CHECK(gw_asylpg_master_save(m, blob, sizeof blob, &size) == GW_OK);
+            snprintf(name, sizeof name, "asylpg_master%u_step%u.bin", (unsigned)i, (unsigned)t + 1);
+            write_file(dir, name, blob, size);
+        }
+        gw_asylpg_worker_free(w);
+        gw_asylpg_master_free(m);
+    }
+    for (i = 0; fuzz_asylpg_worker_config(i, &w); ++i) {
+        FUZZ_CHECK(w != NULL);
+        FUZZ_CHECK(gw_asylpg_worker_save(w, blob, sizeof blob, &size) == GW_OK);
+        snprintf(name, sizeof name, "asylpg_worker%u_fresh.bin", (unsigned)i);
+        write_file(dir, name, blob, size);
+        fill(xs, FUZZ_STATE_N, 6);
+        FUZZ_CHECK(gw_asylpg_worker_set_snapshot(w, xs, FUZZ_STATE_N) == GW_OK);
+        FUZZ_CHECK(gw_asylpg_worker_save(w, blob, sizeof blob, &size) == GW_OK);
+        snprintf(name, sizeof name, "asylpg_worker%u_snapshot.bin", (unsigned)i);
+        write_file(dir, name, blob, size);
+        gw_asylpg_worker_free(w);
+    }
+}
+
 static void state_seeds(const char *dir) {
     gw_worker *w;
     gw_server *s;
@@ -287,6 +334,7 @@ static void state_seeds(const char *dir) {
     }
     cltk_seeds(dir);
     lags_seeds(dir);
+    asylpg_seeds(dir);
 }
 
 /* Bundles of a fusion buffer with `layers` slots, frames added for the listed ones. */

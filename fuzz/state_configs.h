@@ -117,4 +117,47 @@ static inline int fuzz_lags_config(size_t i, gw_lags_layer **h) {
     return 1;
 }
 
+/* AsyLPG master configuration i: 0 plain, b_x in 2..8, tau 1, epochs of 3,
+ * L1 + L2; 1 accelerated, full-precision models, tau 0, epochs of 2. x0 is
+ * the fixed vector below. Same convention. */
+static inline int fuzz_asylpg_master_config(size_t i, gw_asylpg_master **h) {
+    static const float x0[FUZZ_STATE_N] = {0.25f, -0.5f, 1.0f, 0.0f};
+    gw_asylpg_master_options o;
+    *h = NULL;
+    if (i >= 2) return 0;
+    gw_asylpg_master_options_init(&o, GW_ASYLPG_MASTER_OPTIONS_VERSION);
+    o.n = FUZZ_STATE_N;
+    o.variant = i == 0 ? GW_ASYLPG_PLAIN : GW_ASYLPG_ACC;
+    o.lr = 0.1f;
+    o.l1 = i == 0 ? 0.01f : 0.0f;
+    o.l2 = i == 0 ? 0.1f : 0.0f;
+    o.epoch_length = i == 0 ? 3 : 2;
+    o.tau = i == 0 ? 1 : 0;
+    o.bits_min = i == 0 ? 2 : 0;
+    o.bits_max = i == 0 ? 8 : 0;
+    o.tensor = 4;
+    o.seed = 3;
+    if (gw_asylpg_master_create(h, &o, x0, FUZZ_STATE_N) != GW_OK) *h = NULL;
+    return 1;
+}
+
+/* AsyLPG worker configuration i: 0 quant 4 bits, 1 sparse_quant 2 bits,
+ * 2 identity. Same convention. */
+static inline int fuzz_asylpg_worker_config(size_t i, gw_asylpg_worker **h) {
+    static const gw_codec_id codecs[3] = {GW_CODEC_QUANT, GW_CODEC_SPARSE_QUANT, GW_CODEC_IDENTITY};
+    gw_asylpg_worker_options o;
+    gw_codec_spec *spec = NULL;
+    *h = NULL;
+    if (i >= 3) return 0;
+    gw_asylpg_worker_options_init(&o, GW_ASYLPG_WORKER_OPTIONS_VERSION);
+    o.n = FUZZ_STATE_N;
+    o.tensor = 4;
+    o.seed = 5 + i;
+    if (gw_codec_spec_create(&spec, codecs[i]) != GW_OK) return 1;
+    if (i < 2) gw_codec_spec_set(spec, GW_PARAM_BITS, i == 0 ? 4 : 2);
+    if (gw_asylpg_worker_create(h, &o, spec) != GW_OK) *h = NULL;
+    gw_codec_spec_free(spec);
+    return 1;
+}
+
 #endif /* GW_FUZZ_STATE_CONFIGS_H */

@@ -7,11 +7,29 @@
 # With --processes N it runs as a real multi-process torch DDP job on
 # localhost instead (examples/train_fmnist_ddp.py, the methods through the
 # gradwire DDP hook), e.g.  bash scripts/demo.sh --processes 4 --methods allreduce,ef
+# With --asylpg it runs the double-quantization reproduction instead
+# (examples/asylpg_fmnist.py: AsyFPG, AsyLPG, Sparse-AsyLPG, Acc-AsyLPG on
+# logistic regression and an MLP, bits until a loss threshold), e.g.
+#   bash scripts/demo.sh --asylpg --models logistic --csv asylpg.csv
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_packages "${BASE_PACKAGES[@]}"
 ddp=0
-for a in "$@"; do [[ $a == --processes* ]] && ddp=1; done
+asylpg=0
+for a in "$@"; do
+    [[ $a == --processes* ]] && ddp=1
+    [[ $a == --asylpg ]] && asylpg=1
+done
 log=$(mktemp)
+if [ $asylpg = 1 ]; then
+    ensure_packages swig
+    ensure_venv
+    build build -Dwerror=true -Dpython=enabled -Dpython_exe="$GW_VENV/bin/python" >"$log" 2>&1 ||
+        { cat "$log"; rm -f "$log"; exit 1; }
+    rm -f "$log"
+    args=()
+    for a in "$@"; do [[ $a == --asylpg ]] || args+=("$a"); done
+    PYTHONPATH=$PWD/build/bindings/python exec "$GW_VENV/bin/python" examples/asylpg_fmnist.py "${args[@]}"
+fi
 if [ $ddp = 1 ]; then
     ensure_packages swig
     ensure_venv

@@ -32,7 +32,8 @@ GradwireError.__module__ = "gradwire"
 __version__ = _n.version()
 __all__ = [
     "GradwireError", "Status", "DType", "Codec", "Param", "Momentum", "Simd", "CodecSpec",
-    "FrameInfo", "Worker", "Server", "Cltk", "LagsLayer", "Fusion", "encode", "decode",
+    "FrameInfo", "Worker", "Server", "Cltk", "LagsLayer", "Fusion", "AsylpgMaster", "AsylpgWorker",
+    "AsylpgVariant", "encode", "decode",
     "decode_accumulate", "inspect", "frame_size", "tag", "shard_range", "codecs",
 ]
 
@@ -48,6 +49,7 @@ DType = _enum("DType", "GW_DTYPE_")
 Param = _enum("Param", "GW_PARAM_")
 Momentum = _enum("Momentum", "GW_MOMENTUM_")
 Simd = _enum("Simd", "GW_SIMD_")
+AsylpgVariant = _enum("AsylpgVariant", "GW_ASYLPG_")
 # Codecs are read from the library, so a codec added there needs no change here.
 Codec = enum.IntEnum("Codec", {_n.codec_name(c).upper(): c for c in _n.codec_list()},
                      module=__name__)
@@ -79,14 +81,14 @@ def _param_id(name: Union[str, int]) -> int:
     return int(name)
 
 
-_FLOAT_PARAMS = {_n.GW_PARAM_THRESHOLD}
+_FLOAT_PARAMS = {_n.GW_PARAM_THRESHOLD, _n.GW_PARAM_BUDGET}
 
 
 class CodecSpec(_n.CodecSpec):
     """A codec with its parameters: CodecSpec("topk", k=100, value_dtype="f16").
 
     Parameters are named as in the C API (block_size, k, density_ppm,
-    value_dtype, zstd, chunk_size, threshold, sample_ppm); each is checked
+    value_dtype, zstd, chunk_size, threshold, sample_ppm, bits, levels, budget); each is checked
     against the codec's bounds when set.
     """
 
@@ -433,6 +435,94 @@ class LagsLayer(_Handle, _n.LagsLayer):
         arr = out_array(out, self.size(), np.float32, "out")
         _n.LagsLayer.residual(self, arr)
         return arr
+
+
+class AsylpgMaster(_Handle, _n.AsylpgMaster):
+    """The AsyLPG family's master (docs/algorithms.md s.6): snapshot, full
+    gradient, prox step, epochs; model frames with the mu-condition's b_x;
+    gradient frames accepted up to tau versions old.
+
+    variant: "plain" (AsyLPG, Sparse-AsyLPG) or "acc" (Acc-AsyLPG);
+    bits=(b_min, b_max) the model quantizer's range, (0, 0) for full precision.
+    """
+
+    def __init__(self, x0: Any, *, lr: float, epoch_length: int, variant: Union[str, int] = "plain",
+                 l1: float = 0.0, l2: float = 0.0, tau: int = 0, mu: float = 1.0,
+                 bits: Any = (8, 8), model_block: int = 0, tensor: int = 0, seed: int = 0) -> None:
+        x0 = np.ascontiguousarray(f32_in(x0, "x0"))
+        v = int(AsylpgVariant[variant.upper()]) if isinstance(variant, str) else int(variant)
+        b_min, b_max = bits
+        self._args = dict(x0=x0.copy(), lr=lr, epoch_length=epoch_length, variant=v, l1=l1, l2=l2,
+                          tau=tau, mu=mu, bits=(b_min, b_max), model_block=model_block,
+                          tensor=tensor, seed=seed)
+        _n.AsylpgMaster.__init__(self, x0, v, lr, l1, l2, epoch_length, tau, mu, b_min, b_max,
+                                 model_block, tensor, seed)
+
+    def snapshot(self, out: Any = None) -> np.ndarray:
+        arr = out_array(out, self.size(), np.float32, "out")
+        _n.AsylpgMaster.snapshot(self, arr)
+        return arr
+
+    def begin_epoch(self, full_grad: Any) -> None:
+        _n.AsylpgMaster.begin_epoch(self, f32_in(full_grad, "full_grad"))
+
+    def model(self, *, out: Any = None) -> Union[bytes, int]:
+        """The model frame (b_x of it: last_bits(); 0 = unchanged, 32 = full precision)."""
+        if out is None:
+            return _n.AsylpgMaster.model(self)
+        return _n.AsylpgMaster.model_into(self, bytes_out(out, "out"))
+
+    def push(self, frame: Any) -> None:
+        _n.AsylpgMaster.push(self, bytes_in(frame, "frame"))
+
+    def params(self, out: Any = None) -> np.ndarray:
+        arr = out_array(out, self.size(), np.float32, "out")
+        _n.AsylpgMaster.params(self, arr)
+        return arr
+
+    def progress(self) -> Dict[str, int]:
+        e, i, v, r = _n.AsylpgMaster.progress(self)
+        return dict(epoch=e, inner=i, version=v, running=bool(r))
+
+    def __repr__(self) -> str:
+        a = self._args
+        return (f"AsylpgMaster(n={a['x0'].size}, variant={AsylpgVariant(a['variant']).name.lower()!r}, "
+                f"lr={a['lr']}, epoch_length={a['epoch_length']}, tau={a['tau']}, mu={a['mu']}, "
+                f"bits={a['bits']})")
+
+
+class AsylpgWorker(_Handle, _n.AsylpgWorker):
+    """An AsyLPG worker: snapshot, model frames in, quantized gradient
+    differences out (codec "quant" for AsyLPG, "sparse_quant" for
+    Sparse-AsyLPG, "identity" for full precision). Give each worker its own seed."""
+
+    def __init__(self, n: int, codec: Union[str, CodecSpec] = "quant", *, tensor: int = 0,
+                 seed: int = 0) -> None:
+        spec = _spec(codec)
+        self._args = dict(n=n, codec=spec, tensor=tensor, seed=seed)
+        _n.AsylpgWorker.__init__(self, n, spec, tensor, seed)
+
+    def set_snapshot(self, snapshot: Any) -> None:
+        _n.AsylpgWorker.set_snapshot(self, f32_in(snapshot, "snapshot"))
+
+    def receive(self, frame: Any) -> None:
+        _n.AsylpgWorker.receive(self, bytes_in(frame, "frame"))
+
+    def model(self, out: Any = None) -> np.ndarray:
+        """The model to compute the next gradient at (its version: .version)."""
+        arr = out_array(out, self.size(), np.float32, "out")
+        self.version = _n.AsylpgWorker.model(self, arr)
+        return arr
+
+    def step(self, grad_model: Any, grad_snapshot: Any, *, dtype: Any = None,
+             out: Any = None) -> Union[bytes, int]:
+        gm, dt = tensor_in(grad_model, dtype)
+        gs, dt2 = tensor_in(grad_snapshot, dtype, "grad_snapshot")
+        if dt != dt2:
+            raise TypeError("grad_model and grad_snapshot must have the same dtype")
+        if out is None:
+            return _n.AsylpgWorker.step(self, gm, gs, dt)
+        return _n.AsylpgWorker.step_into(self, gm, gs, dt, bytes_out(out, "out"))
 
 
 class Fusion(_n.Fusion):

@@ -149,6 +149,41 @@ class GradwireTest {
         }
     }
 
+    @Test
+    void asylpgMasterAndWorkerEpoch() {
+        int d = 16;
+        float[] x0 = new float[d], g = new float[d], gm = new float[d], gs = new float[d];
+        for (int i = 0; i < d; i++) {
+            x0[i] = 0.1f * i;
+            g[i] = 0.01f * (i - 8);
+            gm[i] = 0.5f - 0.03f * i;
+        }
+        try (AsylpgMaster m = new AsylpgMaster(x0, AsylpgVariant.ACC, 0.1f, 0f, 0f, 4, 1, 1f, 2, 8);
+             CodecSpec q = new CodecSpec(Codec.QUANT)) {
+            q.set(Param.BITS, 4);
+            try (AsylpgWorker w = new AsylpgWorker(d, q, 0, 7)) {
+                float[] snap = new float[d];
+                m.snapshot(snap);
+                m.beginEpoch(g);
+                w.setSnapshot(snap);
+                byte[] blob = null;
+                for (int t = 0; t < 4; t++) {
+                    w.receive(m.model());
+                    float[] model = new float[d];
+                    assertEquals(t, w.model(model));
+                    if (t == 2) blob = m.save();
+                    m.push(w.step(gm, gs, DType.FLOAT32));
+                }
+                long[] p = m.progress();  // epoch, inner, version, running
+                assertArrayEquals(new long[] {2, 0, 4, 0}, p);
+                GradwireException e = assertThrows(GradwireException.class, () -> m.push(new byte[0]));
+                assertNotNull(e.getMessage());
+                m.load(blob);
+                assertArrayEquals(new long[] {1, 2, 2, 1}, m.progress());
+            }
+        }
+    }
+
     @ParameterizedTest
     @ValueSource(ints = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16})
     void twoWayRoundsAndCheckpoints(int m) {
