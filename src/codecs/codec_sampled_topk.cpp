@@ -20,7 +20,6 @@
 #include "codecs/codec.hpp"
 #include "codecs/sparse_payload.hpp"
 #include "kernels/kernels.hpp"
-#include "rng.hpp"
 
 namespace gw {
 namespace {
@@ -59,7 +58,8 @@ float sampled_threshold(const CodecParams& p, const EncodeCtx& ctx, const float*
         uint32_t words[256];
         for (uint64_t first = 0; first < s; first += 256) {
             const uint64_t c = s - first < 256 ? s - first : 256;
-            rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, first, words, c);
+            kern::active().rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, first,
+                                   words, c);
             for (uint64_t j = 0; j < c; ++j) sample[first + j] = x[(uint64_t(words[j]) * n) >> 32];
         }
         from = sample;

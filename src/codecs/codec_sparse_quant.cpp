@@ -22,7 +22,6 @@
 #include "codecs/grid_quant.hpp"
 #include "codecs/sparse_payload.hpp"
 #include "kernels/kernels.hpp"
-#include "rng.hpp"
 #include "util/bytes.hpp"
 
 namespace gw {
@@ -81,7 +80,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
         float kept_max = 0.0f;
         for (uint64_t i = 0; i < n; i += kChunk) {
             const uint64_t c = n - i < kChunk ? n - i : kChunk;
-            rng_u32(ctx.seed, seed_step, ctx.tensor, i, words, c);
+            kern::active().rng_u32(ctx.seed, seed_step, ctx.tensor, i, words, c);
             for (uint64_t j = 0; j < c; ++j) {
                 const double a = double(x[i + j]);
                 double pi = std::fabs(a) * scale;
@@ -101,7 +100,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
             if (!gq::ends_finite(g, delta)) return GW_ERR_OVERFLOW;
             for (uint64_t i = 0; i < nnz; i += kChunk) {
                 const uint64_t c = nnz - i < kChunk ? nnz - i : kChunk;
-                rng_u32(ctx.seed, seed_step, ctx.tensor, kRoundWords + i, words, c);
+                kern::active().rng_u32(ctx.seed, seed_step, ctx.tensor, kRoundWords + i, words, c);
                 t.stoch_round(val + i, c, delta, g.lo, g.hi, g.pair, words, codes + i, nullptr);
             }
             const uint32_t zc = zero_code(g);

@@ -4,7 +4,6 @@
 #include <cstring>
 
 #include "kernels/kernels.hpp"
-#include "rng.hpp"
 #include "util/bytes.hpp"
 
 namespace gw::gq {
@@ -124,7 +123,7 @@ gw_status encode(const CodecParams& p, const Grid& g, ScaleRule rule, uint64_t b
         uint32_t words[kChunk], codes[kChunk];
         for (uint64_t i = 0; i < d; i += kChunk) {
             const uint64_t c = d - i < kChunk ? d - i : kChunk;
-            rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, first + i, words, c);
+            kern::active().rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, first + i, words, c);
             t.stoch_round(x + first + i, c, delta, g.lo, g.hi, g.pair, words, codes,
                           residual ? residual + first + i : nullptr);
             pack(codes, c, g.width, cp + i / 8 * g.width);
@@ -157,9 +156,9 @@ gw_status check(const Grid& g, uint64_t block_size, const uint8_t* payload, uint
                        for (uint64_t i = 0; i < d && st == GW_OK; i += kChunk) {
                            const uint64_t c = d - i < kChunk ? d - i : kChunk;
                            unpack(cp + i / 8 * g.width, c, g.width, codes);
-                           for (uint64_t j = 0; j < c; ++j)
-                               if (codes[j] > top || (w == 0 && codes[j] != 0))
-                                   st = GW_ERR_FRAME_PAYLOAD;
+                           uint32_t hi = 0;  // largest code: one branch per chunk
+                           for (uint64_t j = 0; j < c; ++j) hi = codes[j] > hi ? codes[j] : hi;
+                           if (hi > (w == 0 ? 0 : top)) st = GW_ERR_FRAME_PAYLOAD;
                        }
                    });
     return st;
@@ -198,7 +197,43 @@ void accumulate(const Grid& g, uint64_t block_size, const uint8_t* payload, uint
                });
 }
 
+namespace {
+// Codes of W bits (1, 2 or 4), 8 / W per byte, with constant shifts.
+template <unsigned W>
+void unpack_small(const uint8_t* in, size_t c, uint32_t* codes) {
+    constexpr unsigned per = 8 / W, mask = (1u << W) - 1;
+    const size_t full = c / per;
+    for (size_t j = 0; j < full; ++j)
+        for (unsigned k = 0; k < per; ++k) codes[j * per + k] = (in[j] >> (k * W)) & mask;
+    for (size_t i = full * per; i < c; ++i) codes[i] = (in[full] >> ((i - full * per) * W)) & mask;
+}
+}  // namespace
+
 void pack(const uint32_t* codes, size_t c, unsigned width, uint8_t* out) {
+    // Widths that divide a byte or fill two: whole bytes, no bit buffer.
+    if (width == 8) {
+        for (size_t i = 0; i < c; ++i) out[i] = static_cast<uint8_t>(codes[i]);
+        return;
+    }
+    if (width == 16) {
+        for (size_t i = 0; i < c; ++i) store_le<uint16_t>(out + 2 * i, static_cast<uint16_t>(codes[i]));
+        return;
+    }
+    if (width == 1 || width == 2 || width == 4) {
+        const unsigned per = 8 / width;
+        const size_t full = c / per;
+        for (size_t j = 0; j < full; ++j) {
+            unsigned b = 0;
+            for (unsigned k = 0; k < per; ++k) b |= codes[j * per + k] << (k * width);
+            out[j] = static_cast<uint8_t>(b);
+        }
+        if (c % per) {
+            unsigned b = 0;
+            for (unsigned k = 0; k < c % per; ++k) b |= codes[full * per + k] << (k * width);
+            out[full] = static_cast<uint8_t>(b);
+        }
+        return;
+    }
     uint64_t buf = 0;
     unsigned have = 0;
     for (size_t i = 0; i < c; ++i) {
@@ -214,6 +249,17 @@ void pack(const uint32_t* codes, size_t c, unsigned width, uint8_t* out) {
 }
 
 void unpack(const uint8_t* in, size_t c, unsigned width, uint32_t* codes) {
+    if (width == 8) {
+        for (size_t i = 0; i < c; ++i) codes[i] = in[i];
+        return;
+    }
+    if (width == 16) {
+        for (size_t i = 0; i < c; ++i) codes[i] = load_le<uint16_t>(in + 2 * i);
+        return;
+    }
+    if (width == 1) return unpack_small<1>(in, c, codes);
+    if (width == 2) return unpack_small<2>(in, c, codes);
+    if (width == 4) return unpack_small<4>(in, c, codes);
     const uint64_t mask = (uint64_t(1) << width) - 1;
     uint64_t buf = 0;
     unsigned have = 0;

@@ -10,7 +10,7 @@
 
 #include <cstdint>
 
-#include "rng.hpp"
+#include "kernels/kernels.hpp"
 
 namespace gw::randk {
 
@@ -23,7 +23,7 @@ void for_each_position(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n
     uint64_t taken = 0, held = 0;
     for (uint64_t first = 0; first < n && taken < k; first += kChunk) {
         const uint64_t c = n - first < kChunk ? n - first : kChunk;
-        rng_u32(seed, step, tensor, first, words, static_cast<size_t>(c));
+        kern::active().rng_u32(seed, step, tensor, first, words, static_cast<size_t>(c));
         for (uint64_t j = 0; j < c && taken < k; ++j) {
             const uint64_t i = first + j;
             if (uint64_t(words[j]) * (n - i) < (k - taken) << 32) {

@@ -149,6 +149,7 @@ inline void unroll(Fn&& f) {
 //   load_h(p)           H::size u16 at p
 //   blend(m, t, f)      m ? t : f on I lanes (xsimd's integer select does not
 //                       compile at -O0 with GCC on AVX-512)
+//   mulhilo(x, a, h, l) the 64-bit products x_j * a: high halves to h, low to l
 // ---------------------------------------------------------------------------
 template <class A>
 struct Ops;
@@ -184,6 +185,15 @@ struct Ops128 {
     static I blend(const BI& m, const I& t, const I& f) {
         const __m128i mm = m;
         return I(_mm_or_si128(_mm_and_si128(mm, t), _mm_andnot_si128(mm, f)));
+    }
+    // 32x32 -> 64-bit products of every lane with a: high and low halves.
+    static void mulhilo(const I& x, uint32_t a, I& hi, I& lo) {
+        const __m128i av = _mm_set1_epi32(int(a)), xv = x;
+        const __m128i pe = _mm_mul_epu32(xv, av);                     // lanes 0, 2
+        const __m128i po = _mm_mul_epu32(_mm_srli_epi64(xv, 32), av);  // lanes 1, 3
+        const __m128i low = _mm_set1_epi64x(0xFFFFFFFF);
+        lo = I(_mm_or_si128(_mm_and_si128(pe, low), _mm_slli_epi64(po, 32)));
+        hi = I(_mm_or_si128(_mm_srli_epi64(pe, 32), _mm_andnot_si128(low, po)));
     }
 };
 
@@ -254,6 +264,13 @@ struct Ops<xsimd::avx2> {
     static I blend(const BI& m, const I& t, const I& f) {
         return I(_mm256_blendv_epi8(f, t, m));
     }
+    static void mulhilo(const I& x, uint32_t a, I& hi, I& lo) {
+        const __m256i av = _mm256_set1_epi32(int(a)), xv = x;
+        const __m256i pe = _mm256_mul_epu32(xv, av);
+        const __m256i po = _mm256_mul_epu32(_mm256_srli_epi64(xv, 32), av);
+        lo = I(_mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA));
+        hi = I(_mm256_blend_epi32(_mm256_srli_epi64(pe, 32), po, 0xAA));
+    }
 };
 #endif  // __AVX2__
 
@@ -286,6 +303,13 @@ struct Ops<xsimd::avx512bw> {
     static H load_h(const unsigned char* p) { return H(_mm512_loadu_si512(p)); }
     static I blend(const BI& m, const I& t, const I& f) {
         return I(_mm512_mask_blend_epi32(static_cast<__mmask16>(m.data), f, t));
+    }
+    static void mulhilo(const I& x, uint32_t a, I& hi, I& lo) {
+        const __m512i av = _mm512_set1_epi32(int(a)), xv = x;
+        const __m512i pe = _mm512_mul_epu32(xv, av);
+        const __m512i po = _mm512_mul_epu32(_mm512_srli_epi64(xv, 32), av);
+        lo = I(_mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32)));
+        hi = I(_mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po));
     }
 };
 #endif  // AVX-512

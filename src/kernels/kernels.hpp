@@ -86,6 +86,11 @@ struct Table {
     // returns count. x is finite, t finite and >= 0.
     size_t (*threshold_select)(const float* x, size_t n, float t, uint32_t* idx, size_t cap);
 
+    // Words first..first+n of the Philox4x32-10 stream (seed, step, tensor),
+    // exactly gw::rng_u32 (src/rng.hpp), several counters per instruction.
+    void (*rng_u32)(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first, uint32_t* out,
+                    size_t n);
+
     // Largest |x_i| as the key bits(x_i) & 0x7FFFFFFF (exact, any order): a
     // key >= 0x7F800000 means a NaN or Inf is present.
     uint32_t (*max_abs_key)(const float* x, size_t n);

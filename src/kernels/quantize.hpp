@@ -1,11 +1,13 @@
 // Family "quantize": the stochastic grid quantizer behind the quant, QSGD,
-// TernGrad and sparse-quant codecs (docs/algorithms.md s.5), and max_abs_key.
+// TernGrad and sparse-quant codecs (docs/algorithms.md s.5), max_abs_key,
+// and the Philox stream those codecs draw from (rng_u32, W blocks at once).
 // Scalar code, vector body, table entries. The arithmetic is the one stated
 // in kernels.hpp; every step is exact or a single IEEE operation, so every
 // target gives the same codes and residuals.
 #pragma once
 
 #include "kernels/common.hpp"
+#include "rng.hpp"
 
 namespace gw::kern {
 namespace {
@@ -15,6 +17,13 @@ struct Quantize;  // vector body below; Quantize<ScalarArch> is the scalar code
 
 template <>
 struct Quantize<ScalarArch> {
+    // src/rng.cpp is the reference (and the scalar target): an ordinary
+    // external function, so sharing it between arch files is safe.
+    static void rng_u32(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first,
+                        uint32_t* out, size_t n) {
+        gw::rng_u32(seed, step, tensor, first, out, n);
+    }
+
     static uint32_t max_abs_key_range(const float* x, size_t i0, size_t n, uint32_t m) {
         for (size_t i = i0; i < n; ++i) {
             const uint32_t k = bits_of(x[i]) & 0x7FFFFFFFu;
@@ -81,6 +90,7 @@ struct Quantize : VecBase<Arch> {
     using S = Quantize<ScalarArch>;
     using typename B::F;
     using typename B::I;
+    using typename B::O;
     using B::elementwise;
     using B::loadf;
     using B::W;
@@ -90,6 +100,49 @@ struct Quantize : VecBase<Arch> {
     }
     static void storei(const I& v, uint32_t* p) {
         v.store_unaligned(reinterpret_cast<int32_t*>(p));
+    }
+
+    // Philox4x32-10 on W counters at once (rng.hpp): block b gives words
+    // 4b..4b+3 of the stream; partial blocks at either end go to the scalar code.
+    static void rng_u32(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first,
+                        uint32_t* out, size_t n) {
+        size_t j = 0;
+        if (first & 3) {
+            j = 4 - size_t(first & 3);
+            if (j > n) j = n;
+            S::rng_u32(seed, step, tensor, first, out, j);
+        }
+        uint64_t block = (first + j) >> 2;
+        alignas(64) int32_t c[4][W];
+        alignas(64) int32_t lo32[W], hi32[W];
+        for (; n - j >= 4 * W; j += 4 * W, block += W) {
+            for (size_t l = 0; l < W; ++l) {
+                lo32[l] = int32_t(uint32_t(block + l));
+                hi32[l] = int32_t(uint32_t((block + l) >> 32));
+            }
+            I c0 = I::load_aligned(lo32), c1 = I::load_aligned(hi32);
+            I c2 = I(static_cast<int32_t>(step)), c3 = I(static_cast<int32_t>(tensor));
+            uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
+            for (int round = 0; round < 10; ++round) {
+                I hi0, lo0, hi1, lo1;
+                O::mulhilo(c0, 0xD2511F53u, hi0, lo0);
+                O::mulhilo(c2, 0xCD9E8D57u, hi1, lo1);
+                c0 = hi1 ^ c1 ^ I(int32_t(k0));
+                c1 = lo1;
+                c2 = hi0 ^ c3 ^ I(int32_t(k1));
+                c3 = lo0;
+                k0 += 0x9E3779B9u;
+                k1 += 0xBB67AE85u;
+            }
+            c0.store_aligned(c[0]);
+            c1.store_aligned(c[1]);
+            c2.store_aligned(c[2]);
+            c3.store_aligned(c[3]);
+            uint32_t* o = out + j;
+            for (size_t l = 0; l < W; ++l)
+                for (size_t w = 0; w < 4; ++w) o[4 * l + w] = uint32_t(c[w][l]);
+        }
+        if (j < n) S::rng_u32(seed, step, tensor, first + j, out + j, n - j);
     }
 
     static uint32_t max_abs_key(const float* x, size_t n) {
@@ -177,6 +230,7 @@ struct Quantize : VecBase<Arch> {
 template <class Arch>
 constexpr void quantize_entries(Table& t) {
     using K = Quantize<Arch>;
+    t.rng_u32 = &K::rng_u32;
     t.max_abs_key = &K::max_abs_key;
     t.stoch_round = &K::stoch_round;
     t.dequant = &K::dequant;

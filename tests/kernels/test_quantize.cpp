@@ -7,6 +7,7 @@
 
 #include "fixture.hpp"
 #include "ref_quantize.hpp"
+#include "rng.hpp"
 
 namespace gw::ktest {
 namespace {
@@ -35,6 +36,25 @@ bool finite_all(const std::vector<float>& x) {
     for (float v : x)
         if (!std::isfinite(v)) return false;
     return true;
+}
+
+// The vectorized Philox stream equals src/rng.cpp (itself checked against
+// the Philox4x32-10 known answers in tests/test_rng.cpp) word for word: every
+// start offset mod 4, lengths around the vector widths, a block counter that
+// crosses 2^32, and other seeds, steps and tensors.
+TEST_P(KernelTest, RngStream) {
+    const uint64_t firsts[] = {0, 1, 2, 3, 5, 1000, (uint64_t(1) << 34) - 37, uint64_t(1) << 40};
+    const size_t lengths[] = {0, 1, 3, 4, 15, 16, 17, 63, 64, 65, 129, 1000, 4099};
+    for (uint64_t seed : {uint64_t(0), uint64_t(0x123456789ABCDEFull)})
+        for (uint32_t step : {0u, 7u, 0xFFFFFFFFu})
+            for (uint64_t first : firsts)
+                for (size_t n : lengths) {
+                    std::vector<uint32_t> want(n + 1, 0xDEADBEEFu), got(n + 1, 0xDEADBEEFu);
+                    gw::rng_u32(seed, step, 3, first, want.data(), n);
+                    t_->rng_u32(seed, step, 3, first, got.data(), n);
+                    ASSERT_EQ(got, want) << "seed " << seed << " step " << step << " first "
+                                         << first << " n " << n;
+                }
 }
 
 TEST_P(KernelTest, MaxAbsKey) {

@@ -1,0 +1,477 @@
+// The benchmark suite (docs/performance.md): every kernel of the active SIMD
+// table, every codec's encode / decode / decode_accumulate (every codec in
+// gw_codec_list(), so a new one joins by itself) and every state machine's
+// step, from 1K to 64M float32 elements, beside STREAM-style baselines run in
+// the same binary on the same sizes (one read pass, copy, triad, in-place
+// r[i] += g[i]). After the table it prints every result as a ratio to the
+// in-place pass at the same n and to its own minimal traffic (the bytes its
+// math must move, docs/performance.md) at the in-place pass's bandwidth.
+//
+//   bench_gradwire [--sizes 1024,65536,...] [google benchmark flags]
+#include <benchmark/benchmark.h>
+
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <functional>
+#include <map>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "gradwire.h"
+#include "kernels/kernels.hpp"
+
+namespace {
+
+// ---------------------------------------------------------------------------
+// Buffers: 64-byte aligned, filled once per size.
+
+struct AlignedFree {
+    void operator()(void* p) const { std::free(p); }
+};
+template <class T>
+using Buf = std::unique_ptr<T[], AlignedFree>;
+
+template <class T>
+Buf<T> alloc(size_t n) {
+    const size_t bytes = (n * sizeof(T) + 63) / 64 * 64;
+    return Buf<T>(static_cast<T*>(std::aligned_alloc(64, bytes ? bytes : 64)));
+}
+
+Buf<float> normal(size_t n, uint32_t seed, float scale = 1.0f) {
+    Buf<float> v = alloc<float>(n);
+    std::mt19937 rng(seed);
+    std::normal_distribution<float> d(0.0f, scale);
+    for (size_t i = 0; i < n; ++i) v[i] = d(rng);
+    return v;
+}
+
+// ---------------------------------------------------------------------------
+// The operations. Each has a name, its minimal traffic in bytes per element,
+// and a maker that prepares buffers for n and returns the timed body.
+
+using Body = std::function<void()>;
+struct Op {
+    std::string name;
+    double bytes_per_element;  // minimal traffic
+    std::function<Body(size_t n)> make;
+};
+
+std::vector<Op>& ops() {
+    static std::vector<Op> v;
+    return v;
+}
+std::map<std::string, double>& traffic() {
+    static std::map<std::string, double> t;
+    return t;
+}
+
+void add(const std::string& name, double bpe, std::function<Body(size_t)> make) {
+    ops().push_back({name, bpe, std::move(make)});
+    traffic()[name] = bpe;
+}
+
+const gw::kern::Table& T() { return gw::kern::active(); }
+
+// Baselines: plain loops the compiler vectorizes (-O3).
+void baselines() {
+    add("base/read", 4, [](size_t n) {
+        auto x = std::make_shared<Buf<float>>(normal(n, 1));
+        return [x, n] {
+            // 16 independent lanes: vectorizes without reassociating a sum.
+            float acc[16] = {};
+            const float* p = x->get();
+            size_t i = 0;
+            for (; i + 16 <= n; i += 16)
+                for (size_t j = 0; j < 16; ++j) acc[j] += p[i + j];
+            for (; i < n; ++i) acc[0] += p[i];
+            float s0 = 0;
+            for (float a : acc) s0 += a;
+            benchmark::DoNotOptimize(s0);
+        };
+    });
+    add("base/copy", 8, [](size_t n) {
+        auto a = std::make_shared<Buf<float>>(normal(n, 1));
+        auto b = std::make_shared<Buf<float>>(alloc<float>(n));
+        return [a, b, n] {
+            std::memcpy(b->get(), a->get(), n * 4);
+            benchmark::ClobberMemory();
+        };
+    });
+    add("base/triad", 12, [](size_t n) {
+        auto a = std::make_shared<Buf<float>>(alloc<float>(n));
+        auto b = std::make_shared<Buf<float>>(normal(n, 1));
+        auto c = std::make_shared<Buf<float>>(normal(n, 2));
+        return [a, b, c, n] {
+            float* ap = a->get();
+            const float *bp = b->get(), *cp = c->get();
+            for (size_t i = 0; i < n; ++i) ap[i] = bp[i] + 0.5f * cp[i];
+            benchmark::ClobberMemory();
+        };
+    });
+    add("base/inplace", 12, [](size_t n) {
+        auto r = std::make_shared<Buf<float>>(normal(n, 1));
+        auto g = std::make_shared<Buf<float>>(normal(n, 2, 1e-3f));
+        return [r, g, n] {
+            float* rp = r->get();
+            const float* gp = g->get();
+            for (size_t i = 0; i < n; ++i) rp[i] += gp[i];
+            benchmark::ClobberMemory();
+        };
+    });
+}
+
+// Kernels of the active table.
+void kernels() {
+    add("kernel/sum_abs", 4, [](size_t n) {
+        auto x = std::make_shared<Buf<float>>(normal(n, 1));
+        return [x, n] { benchmark::DoNotOptimize(T().sum_abs(x->get(), n)); };
+    });
+    add("kernel/all_finite", 4, [](size_t n) {
+        auto x = std::make_shared<Buf<float>>(normal(n, 1));
+        return [x, n] { benchmark::DoNotOptimize(T().all_finite(x->get(), n)); };
+    });
+    add("kernel/max_abs_key", 4, [](size_t n) {
+        auto x = std::make_shared<Buf<float>>(normal(n, 1));
+        return [x, n] { benchmark::DoNotOptimize(T().max_abs_key(x->get(), n)); };
+    });
+    add("kernel/ef_combine", 16, [](size_t n) {
+        auto g = std::make_shared<Buf<float>>(normal(n, 1));
+        auto m = std::make_shared<Buf<float>>(normal(n, 2));
+        auto e = std::make_shared<Buf<float>>(normal(n, 3));
+        auto p = std::make_shared<Buf<float>>(alloc<float>(n));
+        return [=] {
+            T().ef_combine(g->get(), m->get(), e->get(), {0.9f, 1.0f, 0.9f, 1.0f, 1.0f}, p->get(), n);
+        };
+    });
+    add("kernel/sign_pack_residual", 8.125, [](size_t n) {
+        auto x = std::make_shared<Buf<float>>(normal(n, 1));
+        auto e = std::make_shared<Buf<float>>(alloc<float>(n));
+        auto bits = std::make_shared<Buf<uint8_t>>(alloc<uint8_t>(n / 8 + 1));
+        return [=] { T().sign_pack_residual(x->get(), n, 0.5f, bits->get(), e->get()); };
+    });
+    add("kernel/sign_accumulate", 8.125, [](size_t n) {
+        auto acc = std::make_shared<Buf<float>>(normal(n, 1));
+        auto bits = std::make_shared<Buf<uint8_t>>(alloc<uint8_t>(n / 8 + 1));
+        std::memset(bits->get(), 0x5A, n / 8 + 1);
+        return [=] { T().sign_accumulate(bits->get(), n, 1e-3f, acc->get()); };
+    });
+    add("kernel/f32_to_f16", 6, [](size_t n) {
+        auto x = std::make_shared<Buf<float>>(normal(n, 1));
+        auto h = std::make_shared<Buf<uint16_t>>(alloc<uint16_t>(n));
+        return [=] { T().f32_to_f16(x->get(), h->get(), n); };
+    });
+    add("kernel/f32_to_bf16", 6, [](size_t n) {
+        auto x = std::make_shared<Buf<float>>(normal(n, 1));
+        auto h = std::make_shared<Buf<uint16_t>>(alloc<uint16_t>(n));
+        return [=] { T().f32_to_bf16(x->get(), h->get(), n); };
+    });
+    add("kernel/crc32c", 4, [](size_t n) {
+        auto x = std::make_shared<Buf<float>>(normal(n, 1));
+        return [=] { benchmark::DoNotOptimize(T().crc32c(0, x->get(), n * 4)); };
+    });
+    for (int ppm : {1000, 10000}) {
+        add("kernel/topk_select_" + std::to_string(ppm / 10000.0).substr(0, 4) + "%", 4,
+            [ppm](size_t n) {
+                auto x = std::make_shared<Buf<float>>(normal(n, 1));
+                const size_t k = std::max<size_t>(1, size_t(double(n) * ppm / 1e6));
+                auto idx = std::make_shared<Buf<uint32_t>>(alloc<uint32_t>(k));
+                auto s = std::make_shared<Buf<uint8_t>>(alloc<uint8_t>(gw::kern::kTopkScratchBytes));
+                return [=] { T().topk_select(x->get(), n, k, idx->get(), s->get()); };
+            });
+    }
+}
+
+// Every codec: encode, decode, decode_accumulate through the C API.
+void codecs() {
+    size_t count = 0;
+    gw_codec_list(nullptr, 0, &count);
+    std::vector<gw_codec_id> ids(count);
+    gw_codec_list(ids.data(), count, &count);
+    for (gw_codec_id id : ids) {
+        const std::string name = gw_codec_name(id);
+        struct Ctx {
+            gw_codec_spec* spec = nullptr;
+            Buf<float> x, out;
+            std::vector<uint8_t> frame;
+            size_t written = 0;
+            ~Ctx() { gw_codec_spec_free(spec); }
+        };
+        auto make_ctx = [id](size_t n) {
+            auto c = std::make_shared<Ctx>();
+            gw_codec_spec_create(&c->spec, id);
+            if (id == GW_CODEC_INDEX || id == GW_CODEC_CHUNK_TOPK)
+                gw_codec_spec_set(c->spec, GW_PARAM_CHUNK_SIZE, 4096);
+            c->x = normal(n, 1);
+            c->out = normal(n, 2);
+            size_t bound = 0;
+            gw_encode_bound(c->spec, n, &bound);
+            c->frame.resize(bound);
+            gw_encode(c->spec, nullptr, c->x.get(), GW_DTYPE_F32, n, c->frame.data(), bound,
+                      &c->written);
+            return c;
+        };
+        // Minimal traffic: the input plus the frame (the frame's share is small
+        // for compressing codecs; the ratio report uses the measured frame).
+        add("encode/" + name, 4, [make_ctx](size_t n) {
+            auto c = make_ctx(n);
+            return [c, n] {
+                gw_encode(c->spec, nullptr, c->x.get(), GW_DTYPE_F32, n, c->frame.data(),
+                          c->frame.size(), &c->written);
+            };
+        });
+        add("decode/" + name, 4, [make_ctx](size_t n) {
+            auto c = make_ctx(n);
+            return [c, n] { gw_decode(c->frame.data(), c->written, c->out.get(), n, nullptr); };
+        });
+        add("decode_accumulate/" + name, 8, [make_ctx](size_t n) {
+            auto c = make_ctx(n);
+            return [c, n] {
+                gw_decode_accumulate(c->frame.data(), c->written, 1e-3f, c->out.get(), n);
+            };
+        });
+    }
+}
+
+// State machines.
+void machines() {
+    struct W {
+        gw_worker* h = nullptr;
+        gw_codec_spec* spec = nullptr;
+        Buf<float> g;
+        std::vector<uint8_t> frame;
+        ~W() {
+            gw_worker_free(h);
+            gw_codec_spec_free(spec);
+        }
+    };
+    const struct {
+        const char* name;
+        gw_momentum mom;
+        double bpe;
+    } kinds[] = {{"none", GW_MOMENTUM_NONE, 12.125},
+                 {"nesterov", GW_MOMENTUM_NESTEROV, 20.125},
+                 {"signum", GW_MOMENTUM_SIGNUM, 20.125}};
+    for (const auto& k : kinds)
+        for (uint32_t block : {0u, 4096u}) {
+            const std::string nm = std::string("worker_step/") + k.name +
+                                   (block ? "_block4096" : "_tensor");
+            const gw_momentum mom = k.mom;
+            add(nm, k.bpe, [mom, block](size_t n) {
+                auto w = std::make_shared<W>();
+                gw_codec_spec_create(&w->spec, GW_CODEC_SCALED_SIGN);
+                gw_codec_spec_set(w->spec, GW_PARAM_BLOCK_SIZE, block);
+                gw_worker_options o = GW_WORKER_OPTIONS_INIT;
+                o.n = n;
+                o.momentum = mom;
+                o.mu = mom == GW_MOMENTUM_NONE ? 0.0f : 0.9f;
+                gw_worker_create(&w->h, &o, w->spec);
+                size_t bound = 0, written = 0;
+                gw_worker_frame_bound(w->h, &bound);
+                w->frame.resize(bound);
+                w->g = normal(n, 5);
+                gw_worker_step(w->h, w->g.get(), GW_DTYPE_F32, n, 0.1f, w->frame.data(), bound,
+                               &written);
+                return [w, n] {
+                    size_t written = 0;
+                    gw_worker_step(w->h, w->g.get(), GW_DTYPE_F32, n, 0.1f, w->frame.data(),
+                                   w->frame.size(), &written);
+                };
+            });
+        }
+    // A server round: M = 4 sign frames pushed, then the step. Minimal traffic:
+    // 4 frames in (n/8 each), the residual read and written, one frame out.
+    add("server_round/M4", 8 + 5.0 / 8, [](size_t n) {
+        struct S {
+            gw_server* h = nullptr;
+            gw_codec_spec* spec = nullptr;
+            std::vector<std::vector<uint8_t>> frames;
+            std::vector<uint8_t> out;
+            ~S() {
+                gw_server_free(h);
+                gw_codec_spec_free(spec);
+            }
+        };
+        auto s = std::make_shared<S>();
+        gw_codec_spec_create(&s->spec, GW_CODEC_SCALED_SIGN);
+        gw_server_options o = GW_SERVER_OPTIONS_INIT;
+        o.total = o.length = n;
+        o.num_workers = 4;
+        o.check_tag = 0;
+        gw_server_create(&s->h, &o, s->spec, s->spec);
+        for (int w = 0; w < 4; ++w) {
+            Buf<float> g = normal(n, 10 + w);
+            size_t bound = 0, written = 0;
+            gw_encode_bound(s->spec, n, &bound);
+            s->frames.emplace_back(bound);
+            gw_encode(s->spec, nullptr, g.get(), GW_DTYPE_F32, n, s->frames.back().data(), bound,
+                      &written);
+            s->frames.back().resize(written);
+        }
+        size_t bound = 0;
+        gw_server_frame_bound(s->h, &bound);
+        s->out.resize(bound);
+        return [s] {
+            for (const auto& f : s->frames) gw_server_push(s->h, f.data(), f.size());
+            size_t written = 0;
+            gw_server_step(s->h, 0.1f, s->out.data(), s->out.size(), &written);
+        };
+    });
+    // LAGS layer step, top-k 0.1%: acc = eps + lr g, select, eps = acc - sent.
+    add("lags_step/topk0.1%", 12, [](size_t n) {
+        struct L {
+            gw_lags_layer* h = nullptr;
+            gw_codec_spec* spec = nullptr;
+            Buf<float> g;
+            std::vector<uint8_t> frame;
+            ~L() {
+                gw_lags_layer_free(h);
+                gw_codec_spec_free(spec);
+            }
+        };
+        auto l = std::make_shared<L>();
+        gw_codec_spec_create(&l->spec, GW_CODEC_TOPK);
+        gw_codec_spec_set(l->spec, GW_PARAM_DENSITY_PPM, 1000);
+        gw_lags_layer_options o = GW_LAGS_LAYER_OPTIONS_INIT;
+        o.n = n;
+        gw_lags_layer_create(&l->h, &o, l->spec);
+        size_t bound = 0;
+        gw_lags_layer_frame_bound(l->h, &bound);
+        l->frame.resize(bound);
+        l->g = normal(n, 6);
+        return [l, n] {
+            size_t written = 0;
+            gw_lags_layer_step(l->h, l->g.get(), GW_DTYPE_F32, n, 0.1f, l->frame.data(),
+                               l->frame.size(), &written);
+        };
+    });
+    // AsyLPG: the worker's quantized gradient difference (4 bits) and the
+    // master's model message (8 bits) plus the prox update from it.
+    add("asylpg/worker_step_b4", 8.5, [](size_t n) {
+        struct A {
+            gw_asylpg_worker* w = nullptr;
+            gw_asylpg_master* m = nullptr;
+            gw_codec_spec* spec = nullptr;
+            Buf<float> gm, gs;
+            std::vector<uint8_t> frame;
+            ~A() {
+                gw_asylpg_worker_free(w);
+                gw_asylpg_master_free(m);
+                gw_codec_spec_free(spec);
+            }
+        };
+        auto a = std::make_shared<A>();
+        gw_codec_spec_create(&a->spec, GW_CODEC_QUANT);
+        gw_codec_spec_set(a->spec, GW_PARAM_BITS, 4);
+        gw_asylpg_worker_options wo = GW_ASYLPG_WORKER_OPTIONS_INIT;
+        wo.n = n;
+        gw_asylpg_worker_create(&a->w, &wo, a->spec);
+        a->gm = normal(n, 7);
+        a->gs = normal(n, 8);
+        gw_asylpg_worker_set_snapshot(a->w, a->gs.get(), n);
+        gw_asylpg_master_options mo = GW_ASYLPG_MASTER_OPTIONS_INIT;
+        mo.n = n;
+        mo.epoch_length = 1u << 30;
+        gw_asylpg_master_create(&a->m, &mo, a->gs.get(), n);
+        gw_asylpg_master_begin_epoch(a->m, a->gm.get(), n);
+        size_t bound = 0, written = 0;
+        unsigned bits = 0;
+        gw_asylpg_master_frame_bound(a->m, &bound);
+        a->frame.resize(bound);
+        gw_asylpg_master_model(a->m, a->frame.data(), bound, &written, &bits);
+        gw_asylpg_worker_receive(a->w, a->frame.data(), written);
+        return [a, n] {
+            size_t written = 0;
+            gw_asylpg_worker_step(a->w, a->gm.get(), a->gs.get(), GW_DTYPE_F32, n,
+                                  a->frame.data(), a->frame.size(), &written);
+        };
+    });
+}
+
+std::vector<int64_t>& sizes() {
+    static std::vector<int64_t> s = {1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 26};
+    return s;
+}
+
+// Records real time per run so the ratios can be printed after the table.
+class RatioReporter : public benchmark::ConsoleReporter {
+  public:
+    void ReportRuns(const std::vector<Run>& runs) override {
+        for (const Run& r : runs) {
+            if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
+            std::string name = r.benchmark_name();
+            for (const char* tail : {"_median", "/real_time"}) {
+                const size_t at = name.find(tail);
+                if (at != std::string::npos) name = name.substr(0, at);
+            }
+            times_[name] = r.GetAdjustedRealTime();  // per iteration, in the run's unit (us)
+        }
+        ConsoleReporter::ReportRuns(runs);
+    }
+    void Finalize() override {
+        ConsoleReporter::Finalize();
+        std::printf("\nratios, same run: x in-place = time / time of r[i] += g[i] on the same n;\n"
+                    "x traffic = time / (minimal bytes / in-place bandwidth); GB/s of minimal "
+                    "traffic\n");
+        std::printf("%-36s %10s %12s %10s %10s %8s\n", "operation", "n", "time", "x in-place",
+                    "x traffic", "GB/s");
+        for (const auto& [name, t] : times_) {
+            const size_t slash = name.rfind('/');
+            const std::string op = name.substr(0, slash), n_str = name.substr(slash + 1);
+            const auto base = times_.find("base/inplace/" + n_str);
+            if (base == times_.end()) continue;
+            const double n = std::stod(n_str), bpe = traffic()[op];
+            const double x_in = t / base->second;
+            const double at_limit = bpe * base->second / 12.0;  // same bandwidth as the pass
+            // times are in the benchmark's unit (us): bytes / us = MB/s
+            std::printf("%-36s %10.0f %10.3f us %10.2f %10.2f %8.2f\n", op.c_str(), n, t, x_in,
+                        t / at_limit, bpe * n / t / 1e3);
+        }
+    }
+
+  private:
+    std::map<std::string, double> times_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    std::vector<char*> args;
+    std::vector<int64_t>& sz = sizes();
+    for (int i = 0; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--sizes") == 0 && i + 1 < argc) {
+            sz.clear();
+            for (char* p = argv[++i]; *p;) {
+                sz.push_back(std::strtoll(p, &p, 10));
+                if (*p == ',') ++p;
+            }
+            continue;
+        }
+        args.push_back(argv[i]);
+    }
+    int ac = static_cast<int>(args.size());
+    baselines();
+    kernels();
+    codecs();
+    machines();
+    for (const Op& op : ops()) {
+        auto* b = benchmark::RegisterBenchmark(op.name.c_str(), [op](benchmark::State& st) {
+            const size_t n = static_cast<size_t>(st.range(0));
+            Body body = op.make(n);
+            for (auto _ : st) body();
+            st.SetItemsProcessed(int64_t(st.iterations()) * int64_t(n));
+            st.SetBytesProcessed(
+                int64_t(double(st.iterations()) * double(n) * op.bytes_per_element));
+        });
+        for (int64_t n : sz) b->Arg(n);
+        b->Unit(benchmark::kMicrosecond)->UseRealTime();
+    }
+    benchmark::Initialize(&ac, args.data());
+    RatioReporter reporter;
+    benchmark::RunSpecifiedBenchmarks(&reporter);
+    benchmark::Shutdown();
+    return 0;
+}
