@@ -13,6 +13,7 @@
 #include "codecs/codec.hpp"
 #include "feedback/machine.hpp"
 #include "feedback/state_blob.hpp"
+#include "kernels/kernels.hpp"
 #include "util/buffer.hpp"
 
 namespace gw {
@@ -51,6 +52,11 @@ class EfWorker {
     template <class V> void fields(V& v, Scalars& s);
 
   private:
+    gw_status step_codec(const float* g, const float* m, const float* e, const kern::EfCoef& k,
+                         void* frame, size_t capacity, size_t* written);
+    gw_status step_scaled_sign(const float* g, const float* m, const float* e,
+                               const kern::EfCoef& k, void* frame, size_t* written);
+
     WorkerConfig cfg_;
     size_t frame_bound_ = 0;
     FloatBuf m_, e_, p_;  // momentum, residual, scratch for p

@@ -193,20 +193,10 @@ gw_status open(const void* data, size_t size, bool exact, Scratch& stage, View* 
     return GW_OK;
 }
 
-gw_status encode(const CodecParams& p, const EncodeCtx& ctx, uint64_t tag, const float* x,
-                 uint64_t n, void* out, size_t capacity, size_t* written, float* residual,
-                 Scratch& stage) {
-    size_t bound = 0;
-    if (!frame_bound(p, n, &bound)) return GW_ERR_INVALID_ARGUMENT;
-    if (capacity < bound) return GW_ERR_BUFFER_TOO_SMALL;
+size_t seal(const CodecParams& p, uint64_t tag, uint64_t n, uint64_t len, uint16_t flags,
+            void* out) {
     uint8_t* f = static_cast<uint8_t*>(out);
     const size_t params_len = params_wire_size(*p.codec);
-    uint8_t* payload = f + kHeaderSize + params_len;
-    uint64_t len = 0;
-    const gw_status st = p.codec->encode(p, ctx, x, n, payload, &len, residual);
-    if (st != GW_OK) return st;
-    uint16_t flags = 0;
-    if (zstd_enabled(p) && len > 0 && zstd_stage(payload, &len, stage)) flags |= kFlagZstd;
     std::memcpy(f, kMagic, 4);
     f[4] = kVersion;
     f[5] = static_cast<uint8_t>(p.codec->id);
@@ -220,7 +210,22 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, uint64_t tag, const
     write_params(p, f + kHeaderSize);
     const size_t body = kHeaderSize + params_len + static_cast<size_t>(len);
     store_le<uint32_t>(f + body, crc(f, body));
-    *written = body + kTrailerSize;
+    return body + kTrailerSize;
+}
+
+gw_status encode(const CodecParams& p, const EncodeCtx& ctx, uint64_t tag, const float* x,
+                 uint64_t n, void* out, size_t capacity, size_t* written, float* residual,
+                 Scratch& stage) {
+    size_t bound = 0;
+    if (!frame_bound(p, n, &bound)) return GW_ERR_INVALID_ARGUMENT;
+    if (capacity < bound) return GW_ERR_BUFFER_TOO_SMALL;
+    uint8_t* payload = payload_of(p, out);
+    uint64_t len = 0;
+    const gw_status st = p.codec->encode(p, ctx, x, n, payload, &len, residual);
+    if (st != GW_OK) return st;
+    uint16_t flags = 0;
+    if (zstd_enabled(p) && len > 0 && zstd_stage(payload, &len, stage)) flags |= kFlagZstd;
+    *written = seal(p, tag, n, len, flags, out);
     return GW_OK;
 }
 

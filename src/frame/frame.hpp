@@ -57,6 +57,16 @@ gw_status frame_size(const void* data, size_t size, size_t* total);
 // frame must use all `size` bytes (GW_ERR_FRAME_TRAILING otherwise).
 gw_status open(const void* data, size_t size, bool exact, Scratch& stage, View* view);
 
+// Where the raw payload of a frame with params p starts in `out`.
+inline uint8_t* payload_of(const CodecParams& p, void* out) {
+    return static_cast<uint8_t*>(out) + kHeaderSize + params_wire_size(*p.codec);
+}
+// Header, parameters and CRCs around a raw payload of `len` bytes already at
+// payload_of(p, out) (for a state machine that writes a codec's payload
+// itself); returns the frame's size.
+size_t seal(const CodecParams& p, uint64_t tag, uint64_t n, uint64_t len, uint16_t flags,
+            void* out);
+
 // Encode x into a frame tagged `tag` (residual as in Codec::encode). Checks
 // capacity against frame_bound first. Fails only before writing anything.
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, uint64_t tag, const float* x,

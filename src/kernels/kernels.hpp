@@ -32,6 +32,10 @@ struct Table {
     // lane[j] += lane[j + s] for s = 8, 4, 2, 1; the result is lane[0].
     double (*sum_abs)(const float* x, size_t n);  // sum |x_i|
     double (*sum_sq)(const float* x, size_t n);   // sum x_i^2 (x_i^2 exact in double)
+    // sum_abs before the fold: |x_i| added (in double, increasing i) to
+    // lanes[i % 16]. Summing a long vector in pieces whose starts are
+    // multiples of 16, then folding, gives sum_abs of the whole, bit for bit.
+    void (*sum_abs_lanes)(const float* x, size_t n, double* lanes);
 
     // True iff no element is NaN or +-Inf.
     bool (*all_finite)(const float* x, size_t n);

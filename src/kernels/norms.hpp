@@ -29,6 +29,9 @@ struct Norms<ScalarArch> {
             lanes[i & 15] += d * d;
         }
     }
+    static void sum_abs_lanes(const float* x, size_t n, double* lanes) {
+        sum_abs_range(x, 0, n, lanes);
+    }
     static double sum_abs(const float* x, size_t n) {
         double lanes[16] = {};
         sum_abs_range(x, 0, n, lanes);
@@ -66,12 +69,12 @@ struct Norms : VecBase<Arch> {
     using B::loadf;
     using B::W;
 
-    // 16 double lanes held in 16 / D::size accumulators.
+    // 16 double lanes held in 16 / D::size accumulators, continuing `lanes`.
     template <bool Square>
-    static double sum_impl(const float* x, size_t n) {
+    static void sum_lanes(const float* x, size_t n, double* lanes) {
         constexpr size_t NA = 16 / D::size;
         D acc[NA];
-        for (size_t k = 0; k < NA; ++k) acc[k] = D(0.0);
+        for (size_t k = 0; k < NA; ++k) acc[k] = D::load_unaligned(lanes + k * D::size);
         auto block = [&](size_t i) {  // elements [i, i+16) -> lanes 0..15
             unroll<16 / W>([&](auto kk) {
                 constexpr size_t K = decltype(kk)::value;
@@ -93,13 +96,20 @@ struct Norms : VecBase<Arch> {
             block(i + 16);
         }
         for (; i + 16 <= n; i += 16) block(i);
-        alignas(64) double lanes[16];
-        for (size_t k = 0; k < NA; ++k) acc[k].store_aligned(lanes + k * D::size);
+        for (size_t k = 0; k < NA; ++k) acc[k].store_unaligned(lanes + k * D::size);
         if constexpr (Square)
             S::sum_sq_range(x, i, n, lanes);
         else
             S::sum_abs_range(x, i, n, lanes);
+    }
+    template <bool Square>
+    static double sum_impl(const float* x, size_t n) {
+        alignas(64) double lanes[16] = {};
+        sum_lanes<Square>(x, n, lanes);
         return S::fold16(lanes);
+    }
+    static void sum_abs_lanes(const float* x, size_t n, double* lanes) {
+        sum_lanes<false>(x, n, lanes);
     }
     static double sum_abs(const float* x, size_t n) { return sum_impl<false>(x, n); }
     static double sum_sq(const float* x, size_t n) { return sum_impl<true>(x, n); }
@@ -127,6 +137,7 @@ template <class Arch>
 constexpr void norms_entries(Table& t) {
     using K = Norms<Arch>;
     t.sum_abs = &K::sum_abs;
+    t.sum_abs_lanes = &K::sum_abs_lanes;
     t.sum_sq = &K::sum_sq;
     t.all_finite = &K::all_finite;
 }
