@@ -10,6 +10,7 @@
 //   bench_gradwire [--sizes 1024,65536,...] [google benchmark flags]
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -41,11 +42,19 @@ Buf<T> alloc(size_t n) {
     return Buf<T>(static_cast<T*>(std::aligned_alloc(64, bytes ? bytes : 64)));
 }
 
+// N(0, scale^2) values: one pool drawn once, each seed a different rotation
+// of it (drawing 64M fresh normals per buffer would dominate the run).
 Buf<float> normal(size_t n, uint32_t seed, float scale = 1.0f) {
+    static std::vector<float> pool;
+    if (pool.size() < n) {
+        pool.resize(std::max<size_t>(n, 1 << 20));
+        std::mt19937 rng(1);
+        std::normal_distribution<float> d(0.0f, 1.0f);
+        for (float& v : pool) v = d(rng);
+    }
     Buf<float> v = alloc<float>(n);
-    std::mt19937 rng(seed);
-    std::normal_distribution<float> d(0.0f, scale);
-    for (size_t i = 0; i < n; ++i) v[i] = d(rng);
+    const size_t shift = (size_t(seed) * 7919) % pool.size();
+    for (size_t i = 0; i < n; ++i) v[i] = scale * pool[(i + shift) % pool.size()];
     return v;
 }
 
@@ -214,20 +223,21 @@ void codecs() {
                       &c->written);
             return c;
         };
-        // Minimal traffic: the input plus the frame (the frame's share is small
-        // for compressing codecs; the ratio report uses the measured frame).
-        add("encode/" + name, 4, [make_ctx](size_t n) {
+        // Minimal traffic: the floats in or out (and the accumulator read and
+        // written) plus the frame's bytes per element, measured on 64K normal values.
+        const double fb = double(make_ctx(65536)->written) / 65536.0;
+        add("encode/" + name, 4 + fb, [make_ctx](size_t n) {
             auto c = make_ctx(n);
             return [c, n] {
                 gw_encode(c->spec, nullptr, c->x.get(), GW_DTYPE_F32, n, c->frame.data(),
                           c->frame.size(), &c->written);
             };
         });
-        add("decode/" + name, 4, [make_ctx](size_t n) {
+        add("decode/" + name, 4 + fb, [make_ctx](size_t n) {
             auto c = make_ctx(n);
             return [c, n] { gw_decode(c->frame.data(), c->written, c->out.get(), n, nullptr); };
         });
-        add("decode_accumulate/" + name, 8, [make_ctx](size_t n) {
+        add("decode_accumulate/" + name, 8 + fb, [make_ctx](size_t n) {
             auto c = make_ctx(n);
             return [c, n] {
                 gw_decode_accumulate(c->frame.data(), c->written, 1e-3f, c->out.get(), n);
@@ -318,6 +328,32 @@ void machines() {
             for (const auto& f : s->frames) gw_server_push(s->h, f.data(), f.size());
             size_t written = 0;
             gw_server_step(s->h, 0.1f, s->out.data(), s->out.size(), &written);
+        };
+    });
+    // Eight scaled-sign frames into one accumulator (a server or an
+    // all-gather receiver): minimal traffic is the accumulator once plus the frames.
+    add("decode_accumulate_x8/scaled_sign", 8 + 8.0 / 8, [](size_t n) {
+        struct D {
+            std::vector<std::vector<uint8_t>> frames;
+            Buf<float> acc;
+        };
+        auto d = std::make_shared<D>();
+        gw_codec_spec* spec = nullptr;
+        gw_codec_spec_create(&spec, GW_CODEC_SCALED_SIGN);
+        for (int w = 0; w < 8; ++w) {
+            Buf<float> g = normal(n, 20 + w);
+            size_t bound = 0, written = 0;
+            gw_encode_bound(spec, n, &bound);
+            d->frames.emplace_back(bound);
+            gw_encode(spec, nullptr, g.get(), GW_DTYPE_F32, n, d->frames.back().data(), bound,
+                      &written);
+            d->frames.back().resize(written);
+        }
+        gw_codec_spec_free(spec);
+        d->acc = normal(n, 30);
+        return [d, n] {
+            for (const auto& f : d->frames)
+                gw_decode_accumulate(f.data(), f.size(), 0.125f, d->acc.get(), n);
         };
     });
     // LAGS layer step, top-k 0.1%: acc = eps + lr g, select, eps = acc - sent.

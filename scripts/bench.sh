@@ -19,6 +19,7 @@ build build-bench -Dbuildtype=release -Dbench=true -Dwerror=true -Djava=disabled
     -Dpython=enabled -Dpython_exe="$GW_VENV/bin/python"
 echo "== gradwire suite (SIMD target: ${GW_SIMD:-auto})"
 ./build-bench/bench/bench_gradwire --sizes "$sizes" --benchmark_min_time="$min_time" \
+    --benchmark_out=build-bench/bench.json --benchmark_out_format=json \
     --benchmark_format=console --benchmark_color=false
 echo
 echo "== PyTorch / numpy peers, same machine, same run"
