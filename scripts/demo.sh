@@ -20,23 +20,17 @@ for a in "$@"; do
     [[ $a == --asylpg ]] && asylpg=1
 done
 log=$(mktemp)
-if [ $asylpg = 1 ]; then
+if [ $asylpg = 1 ] || [ $ddp = 1 ]; then
     ensure_packages swig
     ensure_venv
     build build -Dwerror=true -Dpython=enabled -Dpython_exe="$GW_VENV/bin/python" >"$log" 2>&1 ||
         { cat "$log"; rm -f "$log"; exit 1; }
     rm -f "$log"
+    export PYTHONPATH=$PWD/build/bindings/python
+    [ $ddp = 1 ] && exec "$GW_VENV/bin/python" examples/train_fmnist_ddp.py "$@"
     args=()
     for a in "$@"; do [[ $a == --asylpg ]] || args+=("$a"); done
-    PYTHONPATH=$PWD/build/bindings/python exec "$GW_VENV/bin/python" examples/asylpg_fmnist.py "${args[@]}"
-fi
-if [ $ddp = 1 ]; then
-    ensure_packages swig
-    ensure_venv
-    build build -Dwerror=true -Dpython=enabled -Dpython_exe="$GW_VENV/bin/python" >"$log" 2>&1 ||
-        { cat "$log"; rm -f "$log"; exit 1; }
-    rm -f "$log"
-    PYTHONPATH=$PWD/build/bindings/python exec "$GW_VENV/bin/python" examples/train_fmnist_ddp.py "$@"
+    exec "$GW_VENV/bin/python" examples/asylpg_fmnist.py "${args[@]}"
 fi
 # Configure like scripts/test.sh, but build only the demo and its library.
 if [ ! -f build/build.ninja ]; then

@@ -309,18 +309,13 @@ TEST(Asylpg, StaleFramesRejectedWithNothingChanged) {
     ASSERT_EQ(gw_asylpg_master_save(m, b1.data(), sb, &written), GW_OK);
     EXPECT_EQ(b0, b1);
     // A version not yet sent, and another tensor.
-    auto future = old;
-    const uint64_t tag = GW_TAG(5, 10);
-    std::memcpy(&future[8], &tag, 8);
-    refresh_header_crc(future);
-    refresh_crc(future);
-    EXPECT_EQ(gw_asylpg_master_push(m, future.data(), future.size()), GW_ERR_TAG_MISMATCH);
-    auto other = old;
-    const uint64_t tag2 = GW_TAG(6, 3);
-    std::memcpy(&other[8], &tag2, 8);
-    refresh_header_crc(other);
-    refresh_crc(other);
-    EXPECT_EQ(gw_asylpg_master_push(m, other.data(), other.size()), GW_ERR_TAG_MISMATCH);
+    for (uint64_t tag : {GW_TAG(5, 10), GW_TAG(6, 3)}) {
+        auto f = old;
+        std::memcpy(&f[8], &tag, 8);
+        refresh_header_crc(f);
+        refresh_crc(f);
+        EXPECT_EQ(gw_asylpg_master_push(m, f.data(), f.size()), GW_ERR_TAG_MISMATCH);
+    }
     EXPECT_TRUE(bits_equal(params(m), before));
     gw_asylpg_worker_free(w);
     gw_asylpg_master_free(m);

@@ -307,13 +307,10 @@ gw_status AsylpgWorker::step(const void* grad_model, const void* grad_snapshot, 
 }
 
 template <class V> void AsylpgWorker::fields(V& v, Scalars& s) {
-    uint8_t params[64];
-    write_params(cfg_.codec, params);
     v.config(kFieldN, cfg_.n);
     v.config(kFieldTensor, cfg_.tensor);
     v.config(kFieldSeed, cfg_.seed);
-    v.config(kFieldCodec, static_cast<uint8_t>(cfg_.codec.codec->id));
-    v.config_bytes(kFieldParams, params, params_wire_size(*cfg_.codec.codec));
+    codec_fields(v, kFieldCodec, kFieldParams, cfg_.codec);
     v.scalar(kFieldSteps, s.steps);
     v.scalar(kFieldVersion, s.version);
     v.scalar(kFieldState, s.state);

@@ -141,16 +141,13 @@ void Cltk::indices(uint32_t* out) const {
 }
 
 template <class V> void Cltk::fields(V& v, Scalars& s) {
-    uint8_t params[64];
-    write_params(cfg_.index, params);
     v.config(kFieldN, cfg_.n);
     v.config(kFieldWorkers, cfg_.workers);
     v.config(kFieldRank, cfg_.rank);
     v.config(kFieldBeta, cfg_.beta);
     v.config(kFieldWarmup, cfg_.warmup);
     v.config(kFieldTensor, cfg_.tensor);
-    v.config(kFieldCodec, static_cast<uint8_t>(cfg_.index.codec->id));
-    v.config_bytes(kFieldParams, params, params_wire_size(*cfg_.index.codec));
+    codec_fields(v, kFieldCodec, kFieldParams, cfg_.index);
     v.scalar(kFieldStep, s.step);
     v.scalar(kFieldLeader, s.leader);
     v.floats(kFieldM, m_.get(), cfg_.n);

@@ -88,14 +88,11 @@ void EfServer::residual(float* out) const {
 }
 
 template <class V> void EfServer::fields(V& v, Scalars& s) {
-    uint8_t params[64];
-    write_params(cfg_.codec, params);
     v.config(kFieldTotal, cfg_.total);
     v.config(kFieldOffset, cfg_.offset);
     v.config(kFieldLength, cfg_.length);
     v.config(kFieldWorkers, cfg_.workers);
-    v.config(kFieldCodec, static_cast<uint8_t>(cfg_.codec.codec->id));
-    v.config_bytes(kFieldParams, params, params_wire_size(*cfg_.codec.codec));
+    codec_fields(v, kFieldCodec, kFieldParams, cfg_.codec);
     v.config(kFieldEf, static_cast<uint8_t>(cfg_.error_feedback));
     v.config(kFieldTensor, cfg_.tensor);
     s.clock.fields(v);

@@ -174,11 +174,8 @@ void EfWorker::momentum(float* out) const {
 }
 
 template <class V> void EfWorker::fields(V& v, Scalars& s) {
-    uint8_t params[64];
-    write_params(cfg_.codec, params);
     v.config(kFieldN, cfg_.n);
-    v.config(kFieldCodec, static_cast<uint8_t>(cfg_.codec.codec->id));
-    v.config_bytes(kFieldParams, params, params_wire_size(*cfg_.codec.codec));
+    codec_fields(v, kFieldCodec, kFieldParams, cfg_.codec);
     v.config(kFieldMomentum, static_cast<uint8_t>(cfg_.momentum));
     v.config(kFieldMu, cfg_.mu);
     v.config(kFieldEf, static_cast<uint8_t>(cfg_.error_feedback));

@@ -82,13 +82,10 @@ gw_status LagsLayer::step_dense(const void* grad, gw_dtype dtype, float lr, floa
 void LagsLayer::residual(float* out) const { std::memcpy(out, eps_.get(), cfg_.n * sizeof(float)); }
 
 template <class V> void LagsLayer::fields(V& v, Scalars& s) {
-    uint8_t params[64];
-    write_params(cfg_.codec, params);
     v.config(kFieldN, cfg_.n);
     v.config(kFieldTensor, cfg_.tensor);
     v.config(kFieldSeed, cfg_.seed);
-    v.config(kFieldCodec, static_cast<uint8_t>(cfg_.codec.codec->id));
-    v.config_bytes(kFieldParams, params, params_wire_size(*cfg_.codec.codec));
+    codec_fields(v, kFieldCodec, kFieldParams, cfg_.codec);
     s.clock.fields(v);
     v.scalar(kFieldK, s.k);
     v.floats(kFieldEps, eps_.get(), cfg_.n);

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 
+#include "codecs/codec.hpp"
 #include "gradwire_types.h"
 
 namespace gw {
@@ -44,6 +45,16 @@ struct Clock {
     }
     bool valid() const { return std::isfinite(lr_prev) && lr_prev >= 0.0f; }
 };
+
+// A codec in a checkpoint: its id (u8) then its parameters' wire form, as
+// two consecutive configuration fields.
+template <class V>
+void codec_fields(V& v, uint16_t id_field, uint16_t params_field, const CodecParams& c) {
+    uint8_t params[kMaxParams * 8];
+    write_params(c, params);
+    v.config(id_field, static_cast<uint8_t>(c.codec->id));
+    v.config_bytes(params_field, params, params_wire_size(*c.codec));
+}
 
 // Tag written into and expected from frames: tensor id and round.
 inline uint64_t frame_tag(uint32_t tensor, uint64_t step) {
