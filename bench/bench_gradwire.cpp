@@ -20,6 +20,7 @@
 #include <memory>
 #include <random>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "gradwire.h"
@@ -427,6 +428,63 @@ void machines() {
     });
 }
 
+// The caller's threads splitting a tensor by ranges (the library has none):
+// the in-place pass and the Nesterov worker step (one handle per half) on two
+// threads; their speed-up over one thread is compared in docs/performance.md.
+void two_threads() {
+    add("threads2/inplace", 12, [](size_t n) {
+        auto r = std::make_shared<Buf<float>>(normal(n, 1));
+        auto g = std::make_shared<Buf<float>>(normal(n, 2, 1e-3f));
+        return [r, g, n] {
+            auto half = [&](size_t a, size_t b) {
+                float* rp = r->get();
+                const float* gp = g->get();
+                for (size_t i = a; i < b; ++i) rp[i] += gp[i];
+            };
+            std::thread t(half, 0, n / 2);
+            half(n / 2, n);
+            t.join();
+            benchmark::ClobberMemory();
+        };
+    });
+    add("threads2/worker_step_nesterov", 20.125, [](size_t n) {
+        struct H {
+            gw_worker* h[2] = {nullptr, nullptr};
+            gw_codec_spec* spec = nullptr;
+            Buf<float> g;
+            std::vector<uint8_t> frame[2];
+            ~H() {
+                gw_worker_free(h[0]);
+                gw_worker_free(h[1]);
+                gw_codec_spec_free(spec);
+            }
+        };
+        auto w = std::make_shared<H>();
+        gw_codec_spec_create(&w->spec, GW_CODEC_SCALED_SIGN);
+        const size_t len[2] = {n / 2, n - n / 2};
+        for (int k = 0; k < 2; ++k) {
+            gw_worker_options o = GW_WORKER_OPTIONS_INIT;
+            o.n = len[k];
+            gw_worker_create(&w->h[k], &o, w->spec);
+            size_t bound = 0;
+            gw_worker_frame_bound(w->h[k], &bound);
+            w->frame[k].resize(bound);
+        }
+        w->g = normal(n, 5);
+        return [w, n, len0 = len[0], len1 = len[1]] {
+            auto step = [&](int k, const float* g, size_t m) {
+                size_t written = 0;
+                gw_worker_step(w->h[k], g, GW_DTYPE_F32, m, 0.1f, w->frame[k].data(),
+                               w->frame[k].size(), &written);
+            };
+            std::thread t(step, 0, w->g.get(), len0);
+            step(1, w->g.get() + len0, len1);
+            t.join();
+            (void)n;
+        };
+    });
+}
+
 std::vector<int64_t>& sizes() {
     static std::vector<int64_t> s = {1 << 10, 1 << 16, 1 << 20, 1 << 24, 1 << 26};
     return s;
@@ -493,6 +551,7 @@ int main(int argc, char** argv) {
     kernels();
     codecs();
     machines();
+    two_threads();
     for (const Op& op : ops()) {
         auto* b = benchmark::RegisterBenchmark(op.name.c_str(), [op](benchmark::State& st) {
             const size_t n = static_cast<size_t>(st.range(0));
