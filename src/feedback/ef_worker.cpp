@@ -55,7 +55,8 @@ enum : uint16_t {
 gw_status EfWorker::init(const WorkerConfig& c) {
     cfg_ = c;
     if (!frame::frame_bound(c.codec, c.n, &frame_bound_)) return GW_ERR_INVALID_ARGUMENT;
-    p_ = alloc_floats(c.n);
+    // The fused scaled-sign step needs p for one tile only; other codecs for all of it.
+    p_ = alloc_floats(fused_block(c) != 0 && c.n > kTile ? kTile : c.n);
     if (has_momentum(c)) m_ = alloc_floats(c.n);
     if (c.error_feedback) e_ = alloc_floats(c.n);
     if (!p_ || (has_momentum(c) && !m_) || (c.error_feedback && !e_)) return GW_ERR_OUT_OF_MEMORY;

@@ -59,7 +59,7 @@ class EfWorker {
 
     WorkerConfig cfg_;
     size_t frame_bound_ = 0;
-    FloatBuf m_, e_, p_;  // momentum, residual, scratch for p
+    FloatBuf m_, e_, p_;  // momentum, residual, scratch for p (one tile when fused)
     Clock clock_;
     Workspace ws_;
 };
