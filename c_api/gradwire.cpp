@@ -13,6 +13,7 @@
 #include "feedback/ef_worker.hpp"
 #include "feedback/state_blob.hpp"
 #include "frame/frame.hpp"
+#include "frame/many.hpp"
 #include "kernels/kernels.hpp"
 #include "rng.hpp"
 #include "util/bytes.hpp"
@@ -256,6 +257,32 @@ gw_status gw_decode_accumulate(const void* frame, size_t size, float alpha, floa
     return GW_OK;
 }
 
+gw_status gw_decode_accumulate_many(const void* const* frames, const size_t* sizes, size_t count,
+                                    float alpha, float* acc, uint64_t n, size_t* bad) {
+    size_t bad_local = 0;
+    if (!bad) bad = &bad_local;
+    *bad = SIZE_MAX;
+    if ((!frames || !sizes) && count) return GW_ERR_NULL_POINTER;
+    if (!acc && n) return GW_ERR_NULL_POINTER;
+    if (!std::isfinite(alpha) || n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
+    for (size_t j = 0; j < count; ++j) {
+        gw_status st = GW_OK;
+        if (!frames[j] && sizes[j]) st = GW_ERR_NULL_POINTER;
+        else if (overlaps(frames[j], sizes[j], acc, span_bytes(n, 4))) st = GW_ERR_OVERLAP;
+        if (st != GW_OK) {
+            *bad = j;
+            return st;
+        }
+    }
+    gw::Workspace& ws = gw::thread_workspace();
+    gw::frame::Many m;
+    const gw_status st = gw::frame::open_many(
+        frames, sizes, count, n, ws, [](const gw::frame::View&) { return GW_OK; }, &m, bad);
+    if (st != GW_OK) return st;
+    gw::frame::add_all(m, n, alpha, acc, ws.stage);
+    return GW_OK;
+}
+
 gw_status gw_scaled_sign_phi(const float* x, uint64_t n, uint32_t block_size, double* phi) {
     if ((!x && n) || !phi) return GW_ERR_NULL_POINTER;
     if (n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
@@ -430,6 +457,25 @@ gw_status gw_server_push(gw_server* s, const void* frame, size_t size) {
 gw_status gw_server_step(gw_server* s, float lr, void* frame, size_t capacity, size_t* written) {
     if (!s || !frame || !written) return GW_ERR_NULL_POINTER;
     return s->impl.step(lr, frame, capacity, written);
+}
+
+gw_status gw_server_round(gw_server* s, const void* const* frames, const size_t* sizes,
+                          size_t count, float lr, void* frame, size_t capacity, size_t* written,
+                          size_t* bad) {
+    size_t bad_local = 0;
+    if (!bad) bad = &bad_local;
+    *bad = SIZE_MAX;
+    if (!s || !frame || !written || ((!frames || !sizes) && count)) return GW_ERR_NULL_POINTER;
+    for (size_t j = 0; j < count; ++j) {
+        gw_status st = GW_OK;
+        if (!frames[j] && sizes[j]) st = GW_ERR_NULL_POINTER;
+        else if (overlaps(frames[j], sizes[j], frame, capacity)) st = GW_ERR_OVERLAP;
+        if (st != GW_OK) {
+            *bad = j;
+            return st;
+        }
+    }
+    return s->impl.round(frames, sizes, count, lr, frame, capacity, written, bad);
 }
 
 gw_status gw_server_reset_round(gw_server* s) {

@@ -152,6 +152,17 @@ GW_API gw_status gw_decode(const void *frame, size_t size, float *out, uint64_t 
 GW_API gw_status gw_decode_accumulate(const void *frame, size_t size, float alpha,
                                       float *acc, uint64_t n);
 
+/* acc[i] += alpha * decoded_j[i] for the `count` frames in order, each of
+ * exactly n elements: the same bits as gw_decode_accumulate on frames[0],
+ * frames[1], ... in turn, but every frame is checked before acc is touched
+ * (on an error acc is unchanged and *bad, if not NULL, is the index of the
+ * first rejected frame, SIZE_MAX if no frame is to blame) and, when every
+ * frame is a sign, scaled-sign, fp16, bf16 or identity frame, the sum runs
+ * tile by tile so acc stays in cache: one pass over acc for all the frames. */
+GW_API gw_status gw_decode_accumulate_many(const void *const *frames, const size_t *sizes,
+                                           size_t count, float alpha, float *acc, uint64_t n,
+                                           size_t *bad);
+
 /* Contraction diagnostic of the blockwise scaled sign (docs/algorithms.md):
  * phi = min_b ||v_b||_1^2 / (d_b ||v_b||_2^2); all-zero blocks count as 1. */
 GW_API gw_status gw_scaled_sign_phi(const float *x, uint64_t n, uint32_t block_size,
@@ -290,6 +301,16 @@ GW_API gw_status gw_server_push(gw_server *server, const void *frame, size_t siz
  * The frame is tagged GW_TAG(tensor, step). */
 GW_API gw_status gw_server_step(gw_server *server, float lr, void *frame, size_t capacity,
                                 size_t *written);
+/* A whole round at once, with no push in it yet: the M worker frames
+ * (count == M, else GW_ERR_SEQUENCE), then the step. The same bits as
+ * gw_server_push of frames[0..M) in order and gw_server_step, but all frames
+ * are checked first (on an error nothing changes and *bad, if not NULL, is
+ * the first rejected frame's index, SIZE_MAX if no frame is to blame), and
+ * with sign, scaled-sign, fp16, bf16 or identity pushes the work is tiled: a
+ * scaled-sign broadcast never writes the round's sum to memory. */
+GW_API gw_status gw_server_round(gw_server *server, const void *const *frames,
+                                 const size_t *sizes, size_t count, float lr, void *frame,
+                                 size_t capacity, size_t *written, size_t *bad);
 /* Drop the pushes of the current round (e.g. after a transport failure). */
 GW_API gw_status gw_server_reset_round(gw_server *server);
 GW_API gw_status gw_server_step_count(const gw_server *server, uint64_t *steps);

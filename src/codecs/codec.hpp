@@ -68,6 +68,13 @@ struct Codec {
                    float* out);
     void (*accumulate)(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n,
                        float alpha, float* acc);
+    // Optional (null: whole frames only). On a checked payload, elements
+    // [lo, hi) only: acc[i - lo] += alpha * decoded[i], the same arithmetic per
+    // element as accumulate, so a frame added tile by tile gives the same bits.
+    // lo is a multiple of 8; hi is a multiple of 8 or n. Lets many frames be
+    // summed tile by tile while the accumulator stays in cache.
+    void (*accumulate_range)(const CodecParams& p, const uint8_t* payload, uint64_t n,
+                             uint64_t lo, uint64_t hi, float alpha, float* acc);
 };
 
 // Registry: nullptr for an unknown id; the list of built-in codecs.

@@ -38,9 +38,15 @@ void accumulate(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n
     kern::active().axpy(alpha, payload, acc, n);
 }
 
+void accumulate_range(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t lo,
+                      uint64_t hi, float alpha, float* acc) {
+    kern::active().axpy(alpha, payload + 4 * lo, acc, hi - lo);
+}
+
 }  // namespace
 
-extern const Codec kIdentityCodec = {GW_CODEC_IDENTITY, "identity", nullptr, 0, nullptr,
-                                     max_payload, encode, check, decode, accumulate};
+extern const Codec kIdentityCodec = {GW_CODEC_IDENTITY, "identity", nullptr,   0,
+                                     nullptr,           max_payload, encode,  check,
+                                     decode,            accumulate, accumulate_range};
 
 }  // namespace gw

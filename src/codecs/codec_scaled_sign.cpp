@@ -124,10 +124,34 @@ void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t
     }
 }
 
+// Elements [lo, hi) block by block. A block's bits start on a byte, so a range
+// starting inside a block whose length is not a multiple of 8 may start
+// mid-byte: those first elements take the kernel's arithmetic one at a time.
+void accumulate_range(const CodecParams& p, const uint8_t* payload, uint64_t n, uint64_t lo,
+                      uint64_t hi, float alpha, float* acc) {
+    const kern::Table& t = kern::active();
+    const Layout l = layout(p, n);
+    const uint8_t* bits = payload + 4 * l.blocks;
+    for (uint64_t b = lo / l.block; b < l.blocks && b * l.block < hi; ++b) {
+        const uint64_t first = b * l.block, end = first + block_len(l, n, b);
+        uint64_t i = lo > first ? lo : first;
+        const uint64_t stop = hi < end ? hi : end;
+        const float v = alpha * load_le<float>(payload + 4 * b);
+        const uint8_t* bb = bits + b * l.block_bytes;
+        for (; i < stop && (i - first) % 8 != 0; ++i) {
+            const uint64_t j = i - first;
+            const float q = (bb[j / 8] >> (j % 8)) & 1 ? -v : v;
+            acc[i - lo] = acc[i - lo] + q;
+        }
+        if (i < stop) t.sign_accumulate(bb + (i - first) / 8, stop - i, v, acc + (i - lo));
+    }
+}
+
 }  // namespace
 
-extern const Codec kScaledSignCodec = {GW_CODEC_SCALED_SIGN, "scaled_sign", kParams, 1,
-                                       nullptr, max_payload, encode, check, decode, accumulate};
+extern const Codec kScaledSignCodec = {GW_CODEC_SCALED_SIGN, "scaled_sign", kParams,   1,
+                                       nullptr,    max_payload, encode,    check,
+                                       decode,     accumulate,  accumulate_range};
 
 gw_status scaled_sign_phi(const float* x, uint64_t n, uint32_t block_size, double* phi) {
     const kern::Table& t = kern::active();

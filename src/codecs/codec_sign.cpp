@@ -39,9 +39,16 @@ void accumulate(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n
     kern::active().sign_accumulate(payload, n, alpha, acc);  // alpha * (+-1) == +-alpha
 }
 
+// lo is a multiple of 8: the range starts on a byte of the bit field.
+void accumulate_range(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t lo,
+                      uint64_t hi, float alpha, float* acc) {
+    kern::active().sign_accumulate(payload + lo / 8, hi - lo, alpha, acc);
+}
+
 }  // namespace
 
-extern const Codec kSignCodec = {GW_CODEC_SIGN, "sign", nullptr, 0,      nullptr,
-                                 max_payload,   encode, check,   decode, accumulate};
+extern const Codec kSignCodec = {GW_CODEC_SIGN, "sign",     nullptr, 0,      nullptr,
+                                 max_payload,   encode,     check,   decode, accumulate,
+                                 accumulate_range};
 
 }  // namespace gw

@@ -49,6 +49,6 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 extern const Codec kTopkCodec = {
     GW_CODEC_TOPK, "topk", kParams, 4, nullptr, max_payload, encode, check,
-    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>};
+    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr};
 
 }  // namespace gw

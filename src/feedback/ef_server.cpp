@@ -3,7 +3,9 @@
 #include <cstring>
 #include <utility>
 
+#include "feedback/fused_sign.hpp"
 #include "frame/frame.hpp"
+#include "frame/many.hpp"
 #include "kernels/kernels.hpp"
 
 namespace gw {
@@ -26,35 +28,105 @@ gw_status EfServer::init(const ServerConfig& c) {
     return GW_OK;
 }
 
-gw_status EfServer::push(const void* frame, size_t size) {
-    if (s_.pushes >= cfg_.workers) return GW_ERR_SEQUENCE;
-    frame::View v;
-    const gw_status st = frame::open(frame, size, true, ws_.stage, &v);
-    if (st != GW_OK) return st;
-    if (v.count != cfg_.length) return GW_ERR_COUNT_MISMATCH;
+// What every worker frame must be (codec, tag); its length is checked by the caller.
+gw_status EfServer::accept(const frame::View& v) const {
     if (vote() && v.params.codec->id != GW_CODEC_SIGN) return GW_ERR_CODEC_MISMATCH;
     if (cfg_.has_expect && !params_equal(v.params, cfg_.expect)) return GW_ERR_CODEC_MISMATCH;
     if (cfg_.check_tag && v.tag != frame_tag(cfg_.tensor, s_.clock.step))
         return GW_ERR_TAG_MISMATCH;
+    return GW_OK;
+}
+
+float EfServer::weight() const {
+    // Votes add 1 per +-1 (exact); otherwise each frame has weight 1/M.
+    return vote() ? 1.0f : 1.0f / static_cast<float>(cfg_.workers);
+}
+
+gw_status EfServer::push(const void* frame, size_t size) {
+    if (s_.pushes >= cfg_.workers) return GW_ERR_SEQUENCE;
+    frame::View v;
+    gw_status st = frame::open(frame, size, true, ws_.stage, &v);
+    if (st != GW_OK) return st;
+    if (v.count != cfg_.length) return GW_ERR_COUNT_MISMATCH;
+    if ((st = accept(v)) != GW_OK) return st;
     const uint64_t n = cfg_.length;
     if (n == 0) {
         ++s_.pushes;
         return GW_OK;
     }
     // The new sum goes to q_ and replaces acc_ only if it is finite, so a
-    // rejected push leaves the round as it was. Votes add 1 per +-1 (exact);
-    // otherwise each frame has weight 1/M.
+    // rejected push leaves the round as it was. A frame that adds by ranges
+    // does it tile by tile, the tile checked while in cache.
+    const kern::Table& t = kern::active();
     float* next = q_.get();
-    if (s_.pushes == 0)
-        std::memset(next, 0, n * sizeof(float));
-    else
-        std::memcpy(next, acc_.get(), n * sizeof(float));
-    const float w = vote() ? 1.0f : 1.0f / static_cast<float>(cfg_.workers);
-    v.params.codec->accumulate(v.params, v.payload, v.payload_len, n, w, next);
-    if (!vote() && !kern::active().all_finite(next, n)) return GW_ERR_OVERFLOW;
+    const float* acc = acc_.get();
+    const float w = weight();
+    const bool ranges = v.params.codec->accumulate_range && !(v.flags & frame::kFlagZstd);
+    const uint64_t tile = ranges ? frame::kSumTile : n;
+    for (uint64_t off = 0; off < n; off += tile) {
+        const uint64_t tl = n - off < tile ? n - off : tile;
+        if (s_.pushes == 0)
+            std::memset(next + off, 0, tl * sizeof(float));
+        else
+            std::memcpy(next + off, acc + off, tl * sizeof(float));
+        if (ranges)
+            v.params.codec->accumulate_range(v.params, v.payload, n, off, off + tl, w, next + off);
+        else
+            v.params.codec->accumulate(v.params, v.payload, v.payload_len, n, w, next);
+        if (!vote() && !t.all_finite(next + off, tl)) return GW_ERR_OVERFLOW;
+    }
     std::swap(acc_, q_);
     ++s_.pushes;
     return GW_OK;
+}
+
+// All M frames at once: the same bits as M pushes and a step, with one pass
+// over the accumulator (none at all with a fused scaled-sign broadcast).
+gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t count,
+                          float lr, void* frame, size_t capacity, size_t* written,
+                          size_t* bad) {
+    if (s_.pushes != 0 || count != cfg_.workers) return GW_ERR_SEQUENCE;
+    float r = 0.0f;
+    gw_status st = s_.clock.rescale(lr, cfg_.error_feedback, &r);
+    if (st != GW_OK) return st;
+    if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
+    frame::Many m;
+    st = frame::open_many(frames, sizes, count, cfg_.length, ws_,
+                          [this](const frame::View& v) { return accept(v); }, &m, bad);
+    if (st != GW_OK) return st;
+    const uint64_t n = cfg_.length;
+    const float w = weight();
+    if (m.tiled && fused_sign_block(cfg_.codec, n) != 0) {
+        float* tile = static_cast<float*>(ws_.tile.get(frame::kSumTile * sizeof(float)));
+        if (!tile) return GW_ERR_OUT_OF_MEMORY;
+        const kern::Table& t = kern::active();
+        const float* e = e_ ? e_.get() : nullptr;
+        uint64_t len = 0;
+        // q = (0 + w D_1 + ... + w D_M) + r e_s per tile, as push and step compute it.
+        st = fused_scaled_sign(
+            cfg_.codec, n,
+            [&](uint64_t off, uint64_t tl, float* q) {
+                std::memset(tile, 0, tl * sizeof(float));
+                frame::add_tile(m, n, off, tl, w, tile);
+                t.ef_combine(tile, tile, e ? e + off : tile, combine_coef(r), q, tl);
+            },
+            [](uint64_t, uint64_t) {}, q_.get(), e_.get(), ws_.codec, frame, &len);
+        // acc and e_s are finite, so a non-finite q can only be an overflow.
+        if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;
+        if (st != GW_OK) return st;
+        *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, s_.clock.step), n, len, 0, frame);
+        s_.clock.advance(lr);
+        return GW_OK;
+    }
+    if (n) {
+        std::memset(acc_.get(), 0, n * sizeof(float));
+        frame::add_all(m, n, w, acc_.get(), ws_.stage);
+        if (!vote() && !kern::active().all_finite(acc_.get(), n)) return GW_ERR_OVERFLOW;
+    }
+    s_.pushes = cfg_.workers;
+    st = step(lr, frame, capacity, written);
+    if (st != GW_OK) s_.pushes = 0;  // the round did not happen
+    return st;
 }
 
 gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written) {
@@ -64,14 +136,27 @@ gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written
     if (st != GW_OK) return st;
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
     const kern::Table& t = kern::active();
+    const uint64_t n = cfg_.length;
     // q = acc + r*e_s, via the worker's combine kernel with zero momentum terms.
     const float* acc = acc_.get();
-    if (cfg_.length)
-        t.ef_combine(acc, acc, e_ ? e_.get() : acc, kern::EfCoef{0.0f, 0.0f, 0.0f, 1.0f, r},
-                     q_.get(), cfg_.length);
-    const EncodeCtx ctx{0, s_.clock.step, cfg_.tensor, &ws_.codec};
-    st = frame::encode(cfg_.codec, ctx, frame_tag(cfg_.tensor, s_.clock.step), q_.get(),
-                       cfg_.length, frame, capacity, written, e_.get(), ws_.stage);
+    const float* e = e_ ? e_.get() : acc;
+    if (fused_sign_block(cfg_.codec, n) != 0) {
+        uint64_t len = 0;
+        st = fused_scaled_sign(
+            cfg_.codec, n,
+            [&](uint64_t off, uint64_t tl, float* q) {
+                t.ef_combine(acc + off, acc + off, e + off, combine_coef(r), q, tl);
+            },
+            [](uint64_t, uint64_t) {}, q_.get(), e_.get(), ws_.codec, frame, &len);
+        if (st == GW_OK)
+            *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, s_.clock.step), n, len, 0,
+                                   frame);
+    } else {
+        if (n) t.ef_combine(acc, acc, e, combine_coef(r), q_.get(), n);
+        const EncodeCtx ctx{0, s_.clock.step, cfg_.tensor, &ws_.codec};
+        st = frame::encode(cfg_.codec, ctx, frame_tag(cfg_.tensor, s_.clock.step), q_.get(), n,
+                           frame, capacity, written, e_.get(), ws_.stage);
+    }
     // acc and e_s are finite, so a non-finite q can only be an overflow.
     if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;
     if (st != GW_OK) return st;

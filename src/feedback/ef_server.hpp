@@ -18,6 +18,8 @@
 #include "codecs/codec.hpp"
 #include "feedback/machine.hpp"
 #include "feedback/state_blob.hpp"
+#include "frame/frame.hpp"
+#include "kernels/kernels.hpp"
 #include "util/buffer.hpp"
 
 namespace gw {
@@ -44,6 +46,11 @@ class EfServer {
     size_t frame_bound() const { return frame_bound_; }
     gw_status push(const void* frame, size_t size);
     gw_status step(float lr, void* frame, size_t capacity, size_t* written);
+    // A whole round at once (no pushes yet, count == M): the same bits as M
+    // pushes then step, tiled. On failure nothing changes; *bad names the
+    // first rejected frame (untouched if none is to blame).
+    gw_status round(const void* const* frames, const size_t* sizes, size_t count, float lr,
+                    void* frame, size_t capacity, size_t* written, size_t* bad);
     void reset_round() { s_.pushes = 0; }
     void residual(float* out) const;
     const ServerConfig& config() const { return cfg_; }
@@ -62,10 +69,14 @@ class EfServer {
 
   private:
     bool vote() const { return !cfg_.error_feedback && cfg_.codec.codec->id == GW_CODEC_SIGN; }
+    gw_status accept(const frame::View& v) const;
+    float weight() const;
+    // ef_combine's coefficients for q = acc + r e_s (no momentum terms).
+    static kern::EfCoef combine_coef(float r) { return kern::EfCoef{0.0f, 0.0f, 0.0f, 1.0f, r}; }
 
     ServerConfig cfg_;
     size_t frame_bound_ = 0;
-    FloatBuf acc_, e_, q_;  // round accumulator, residual e_s, scratch (q, next acc)
+    FloatBuf acc_, e_, q_;  // round accumulator, residual e_s, scratch (q or a tile, next acc)
     Scalars s_;
     Workspace ws_;
 };

@@ -3,6 +3,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "feedback/fused_sign.hpp"
 #include "frame/frame.hpp"
 #include "kernels/kernels.hpp"
 #include "util/bytes.hpp"
@@ -23,28 +24,6 @@ EfCoef coefficients(const WorkerConfig& c, float r) {
 
 bool has_momentum(const WorkerConfig& c) { return c.momentum != GW_MOMENTUM_NONE; }
 
-// The fused step works on tiles of this many elements (64 KB per array), so
-// p never goes to memory: g, m and e are read twice (once for the scales,
-// once to commit), m, e and the bits written once.
-constexpr uint64_t kTile = 16384;
-
-// kern::Table::sum_abs's fold (kernels.hpp): lane[j] += lane[j + s], s = 8, 4, 2, 1.
-double fold16(double* l) {
-    for (size_t s = 8; s >= 1; s /= 2)
-        for (size_t j = 0; j < s; ++j) l[j] += l[j + s];
-    return l[0];
-}
-
-// Block size of the fused scaled-sign path, or 0 when it does not apply
-// (another codec, or blocks that do not tile: not a multiple of 16 dividing
-// the tile, nor one block per tensor). Whole tensor: returns n.
-uint64_t fused_block(const WorkerConfig& c) {
-    if (c.codec.codec->id != GW_CODEC_SCALED_SIGN) return 0;
-    const uint64_t b = static_cast<uint64_t>(param_or(c.codec, GW_PARAM_BLOCK_SIZE, 1));
-    if (b == 0 || b >= c.n) return c.n;
-    return (b % 16 == 0 && kTile % b == 0) ? b : 0;
-}
-
 enum : uint16_t {
     kFieldN = 1, kFieldCodec = 2, kFieldParams = 3, kFieldMomentum = 4, kFieldMu = 5,
     kFieldEf = 6, kFieldTensor = 7, kFieldSeed = 8, kFieldM = 64, kFieldE = 65,
@@ -56,7 +35,7 @@ gw_status EfWorker::init(const WorkerConfig& c) {
     cfg_ = c;
     if (!frame::frame_bound(c.codec, c.n, &frame_bound_)) return GW_ERR_INVALID_ARGUMENT;
     // The fused scaled-sign step needs p for one tile only; other codecs for all of it.
-    p_ = alloc_floats(fused_block(c) != 0 && c.n > kTile ? kTile : c.n);
+    p_ = alloc_floats(fused_sign_block(c.codec, c.n) != 0 && c.n > kFusedTile ? kFusedTile : c.n);
     if (has_momentum(c)) m_ = alloc_floats(c.n);
     if (c.error_feedback) e_ = alloc_floats(c.n);
     if (!p_ || (has_momentum(c) && !m_) || (c.error_feedback && !e_)) return GW_ERR_OUT_OF_MEMORY;
@@ -76,7 +55,7 @@ gw_status EfWorker::step(const void* grad, gw_dtype dtype, float lr, void* frame
     // Missing buffers are stood in for by g with zero weight (mu=kg=0 or r=0).
     const float* m = m_ ? m_.get() : g;
     const float* e = e_ ? e_.get() : g;
-    if (fused_block(cfg_) != 0)
+    if (fused_sign_block(cfg_.codec, cfg_.n) != 0)
         st = step_scaled_sign(g, m, e, k, frame, written);
     else
         st = step_codec(g, m, e, k, frame, capacity, written);
@@ -103,60 +82,21 @@ gw_status EfWorker::step_codec(const float* g, const float* m, const float* e,
     return GW_OK;
 }
 
-// The scaled-sign codec fused with the combine and the momentum update, tile
-// by tile (docs/performance.md). The same kernels on the same values in the
-// same order as step_codec, so the frame, e and m are the same bits. Pass 1
-// computes every block's scale (and sees any NaN/Inf) before pass 2 writes.
+// The scaled-sign codec fused with the combine and the momentum update
+// (feedback/fused_sign.hpp): p never goes to memory. The same bits as step_codec.
 gw_status EfWorker::step_scaled_sign(const float* g, const float* m, const float* e,
                                      const kern::EfCoef& k, void* frame, size_t* written) {
     const kern::Table& t = kern::active();
-    const uint64_t n = cfg_.n, block = fused_block(cfg_);
-    const uint64_t blocks = (n + block - 1) / block;
-    float* scales = static_cast<float*>(ws_.codec.get(blocks * sizeof(float)));
-    if (!scales) return GW_ERR_OUT_OF_MEMORY;
-    float* p = p_.get();  // tile-sized use of the p buffer
-    // Pass 1: scales. A whole-tensor block sums |p| in 16 lanes across tiles.
-    double lanes[16] = {};
-    for (uint64_t off = 0; off < n; off += kTile) {
-        const uint64_t len = n - off < kTile ? n - off : kTile;
-        t.ef_combine(g + off, m + off, e + off, k, p, len);
-        if (block == n) {
-            t.sum_abs_lanes(p, len, lanes);
-            continue;
-        }
-        for (uint64_t b = 0; b < len; b += block) {
-            const uint64_t d = len - b < block ? len - b : block;
-            const double l1 = t.sum_abs(p + b, d);
-            if (!std::isfinite(l1)) return GW_ERR_NONFINITE;
-            scales[(off + b) / block] = static_cast<float>(l1 / static_cast<double>(d));
-        }
-    }
-    if (block == n) {
-        const double l1 = fold16(lanes);
-        if (!std::isfinite(l1)) return GW_ERR_NONFINITE;
-        scales[0] = static_cast<float>(l1 / static_cast<double>(n));
-    }
-    // Pass 2: sign bits and residual per block, then the momentum.
-    uint8_t* payload = frame::payload_of(cfg_.codec, frame);
-    for (uint64_t b = 0; b < blocks; ++b) store_le<float>(payload + 4 * b, scales[b]);
-    uint8_t* bits = payload + 4 * blocks;  // blocks are multiples of 8: one bit field
-    for (uint64_t off = 0; off < n; off += kTile) {
-        const uint64_t len = n - off < kTile ? n - off : kTile;
-        t.ef_combine(g + off, m + off, e + off, k, p, len);
-        for (uint64_t b = 0; b < len; b += block) {
-            const uint64_t d = len - b < block ? len - b : block;
-            const float s = scales[(off + b) / block];
-            uint8_t* bb = bits + (off + b) / 8;
-            if (e_)
-                t.sign_pack_residual(p + b, d, s, bb, e_.get() + off + b);
-            else
-                t.sign_pack(p + b, d, bb);
-            if (s == 0.0f) std::memset(bb, 0, (d + 7) / 8);  // the canonical zero block
-        }
-        if (m_) t.momentum_update(m_.get() + off, g + off, k.mu, k.kg, len);
-    }
-    const uint64_t len = 4 * blocks + (n + 7) / 8;
-    *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, clock_.step), n, len, 0, frame);
+    uint64_t len = 0;
+    const gw_status st = fused_scaled_sign(
+        cfg_.codec, cfg_.n,
+        [&](uint64_t off, uint64_t tl, float* p) { t.ef_combine(g + off, m + off, e + off, k, p, tl); },
+        [&](uint64_t off, uint64_t tl) {
+            if (m_) t.momentum_update(m_.get() + off, g + off, k.mu, k.kg, tl);
+        },
+        p_.get(), e_.get(), ws_.codec, frame, &len);
+    if (st != GW_OK) return st;
+    *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, clock_.step), cfg_.n, len, 0, frame);
     return GW_OK;
 }
 

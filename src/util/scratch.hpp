@@ -35,9 +35,10 @@ class Scratch {
 };
 
 // Working memory of one handle, or of one thread for stateless calls: input
-// conversion (f16/bf16 -> f32), the codec's own work, and the zstd stage.
+// conversion (f16/bf16 -> f32), the codec's own work, the zstd stage, and
+// the views and tile of a call that takes many frames at once.
 struct Workspace {
-    Scratch convert, codec, stage;
+    Scratch convert, codec, stage, frames, tile;
 };
 Workspace& thread_workspace();
 
