@@ -27,7 +27,8 @@ int main(void) {
     enum { N = 100, M = 2 };
     float grad[N], x[N];
     unsigned char *frames[M], *out;
-    size_t sizes[M], bound = 0, out_size = 0, blob_size = 0;
+    size_t sizes[M], bound = 0, out_size = 0, blob_size = 0, bad = 0;
+    const void *views[M];
     gw_worker *workers[M];
     gw_server *server = NULL;
     gw_worker_options wo;
@@ -82,6 +83,13 @@ int main(void) {
     EXPECT(gw_decode_accumulate(out, out_size, 1.0f, x, N) == GW_ERR_FRAME_MAGIC);
     EXPECT(gw_server_step(server, 0.1f, out, bound, &out_size) == GW_ERR_SEQUENCE);
     EXPECT(strcmp(gw_status_str(GW_ERR_FRAME_CHECKSUM), "frame checksum mismatch") == 0);
+
+    /* Many frames at once: the workers' frames summed; a round of last step's frames. */
+    for (i = 0; i < M; ++i) views[i] = frames[i];
+    CHECK(gw_decode_accumulate_many(views, sizes, M, 0.5f, x, N, &bad));
+    EXPECT(gw_server_round(server, views, sizes, M, 0.1f, out, bound, &out_size, &bad) ==
+           GW_ERR_TAG_MISMATCH);
+    EXPECT(bad == 0);
 
     /* Checkpoint round trip. */
     CHECK(gw_worker_save_bound(workers[0], &blob_size));
