@@ -187,10 +187,17 @@ void kernels() {
         auto x = std::make_shared<Buf<float>>(normal(n, 1));
         return [=] { benchmark::DoNotOptimize(T().crc32c(0, x->get(), n * 4)); };
     });
+    // Exact top-k on normal values and on adversarial ones: all equal (every
+    // element ties with the k-th) and few distinct values (huge tie classes).
+    for (const char* dist : {"", "_all_equal", "_few_distinct"})
     for (int ppm : {1000, 10000}) {
-        add("kernel/topk_select_" + std::to_string(ppm / 10000.0).substr(0, 4) + "%", 4,
-            [ppm](size_t n) {
+        add("kernel/topk_select_" + std::to_string(ppm / 10000.0).substr(0, 4) + "%" + dist, 4,
+            [ppm, dist = std::string(dist)](size_t n) {
                 auto x = std::make_shared<Buf<float>>(normal(n, 1));
+                if (dist == "_all_equal")
+                    for (size_t i = 0; i < n; ++i) (*x)[i] = 0.5f;
+                if (dist == "_few_distinct")  // five values, by a hash of i
+                    for (size_t i = 0; i < n; ++i) (*x)[i] = float(int((i * 2654435761u) >> 29 & 7) % 5 - 2);
                 const size_t k = std::max<size_t>(1, size_t(double(n) * ppm / 1e6));
                 auto idx = std::make_shared<Buf<uint32_t>>(alloc<uint32_t>(k));
                 auto s = std::make_shared<Buf<uint8_t>>(alloc<uint8_t>(gw::kern::kTopkScratchBytes));
@@ -251,6 +258,23 @@ void codecs() {
     }
 }
 
+// `count` scaled-sign frames (one block) of n normal values.
+std::vector<std::vector<uint8_t>> sign_frames(size_t n, int count, uint32_t seed) {
+    std::vector<std::vector<uint8_t>> frames;
+    gw_codec_spec* spec = nullptr;
+    gw_codec_spec_create(&spec, GW_CODEC_SCALED_SIGN);
+    for (int w = 0; w < count; ++w) {
+        Buf<float> g = normal(n, seed + w);
+        size_t bound = 0, written = 0;
+        gw_encode_bound(spec, n, &bound);
+        frames.emplace_back(bound);
+        gw_encode(spec, nullptr, g.get(), GW_DTYPE_F32, n, frames.back().data(), bound, &written);
+        frames.back().resize(written);
+    }
+    gw_codec_spec_free(spec);
+    return frames;
+}
+
 // State machines.
 void machines() {
     struct W {
@@ -297,44 +321,49 @@ void machines() {
                 };
             });
         }
-    // A server round: M = 4 sign frames pushed, then the step. Minimal traffic:
-    // 4 frames in (n/8 each), the residual read and written, one frame out.
-    add("server_round/M4", 8 + 5.0 / 8, [](size_t n) {
-        struct S {
-            gw_server* h = nullptr;
-            gw_codec_spec* spec = nullptr;
-            std::vector<std::vector<uint8_t>> frames;
-            std::vector<uint8_t> out;
-            ~S() {
-                gw_server_free(h);
-                gw_codec_spec_free(spec);
+    // A server round: M = 4 scaled-sign frames, then the step; pushed one by
+    // one, and in one gw_server_round call. Minimal traffic: 4 frames in (n/8
+    // each), the residual read and written, one frame out.
+    for (bool at_once : {false, true})
+        add(at_once ? "server_round_call/M4" : "server_round/M4", 8 + 5.0 / 8, [at_once](size_t n) {
+            struct S {
+                gw_server* h = nullptr;
+                gw_codec_spec* spec = nullptr;
+                std::vector<std::vector<uint8_t>> frames;
+                std::vector<const void*> ptr;
+                std::vector<size_t> size;
+                std::vector<uint8_t> out;
+                ~S() {
+                    gw_server_free(h);
+                    gw_codec_spec_free(spec);
+                }
+            };
+            auto s = std::make_shared<S>();
+            gw_codec_spec_create(&s->spec, GW_CODEC_SCALED_SIGN);
+            gw_server_options o = GW_SERVER_OPTIONS_INIT;
+            o.total = o.length = n;
+            o.num_workers = 4;
+            o.check_tag = 0;
+            gw_server_create(&s->h, &o, s->spec, s->spec);
+            s->frames = sign_frames(n, 4, 10);
+            for (const auto& f : s->frames) {
+                s->ptr.push_back(f.data());
+                s->size.push_back(f.size());
             }
-        };
-        auto s = std::make_shared<S>();
-        gw_codec_spec_create(&s->spec, GW_CODEC_SCALED_SIGN);
-        gw_server_options o = GW_SERVER_OPTIONS_INIT;
-        o.total = o.length = n;
-        o.num_workers = 4;
-        o.check_tag = 0;
-        gw_server_create(&s->h, &o, s->spec, s->spec);
-        for (int w = 0; w < 4; ++w) {
-            Buf<float> g = normal(n, 10 + w);
-            size_t bound = 0, written = 0;
-            gw_encode_bound(s->spec, n, &bound);
-            s->frames.emplace_back(bound);
-            gw_encode(s->spec, nullptr, g.get(), GW_DTYPE_F32, n, s->frames.back().data(), bound,
-                      &written);
-            s->frames.back().resize(written);
-        }
-        size_t bound = 0;
-        gw_server_frame_bound(s->h, &bound);
-        s->out.resize(bound);
-        return [s] {
-            for (const auto& f : s->frames) gw_server_push(s->h, f.data(), f.size());
-            size_t written = 0;
-            gw_server_step(s->h, 0.1f, s->out.data(), s->out.size(), &written);
-        };
-    });
+            size_t bound = 0;
+            gw_server_frame_bound(s->h, &bound);
+            s->out.resize(bound);
+            return [s, at_once] {
+                size_t written = 0;
+                if (at_once) {
+                    gw_server_round(s->h, s->ptr.data(), s->size.data(), 4, 0.1f, s->out.data(),
+                                    s->out.size(), &written, nullptr);
+                    return;
+                }
+                for (const auto& f : s->frames) gw_server_push(s->h, f.data(), f.size());
+                gw_server_step(s->h, 0.1f, s->out.data(), s->out.size(), &written);
+            };
+        });
     // Eight scaled-sign frames into one accumulator (a server or an
     // all-gather receiver): minimal traffic is the accumulator once plus the frames.
     add("decode_accumulate_x8/scaled_sign", 8 + 8.0 / 8, [](size_t n) {
@@ -343,22 +372,31 @@ void machines() {
             Buf<float> acc;
         };
         auto d = std::make_shared<D>();
-        gw_codec_spec* spec = nullptr;
-        gw_codec_spec_create(&spec, GW_CODEC_SCALED_SIGN);
-        for (int w = 0; w < 8; ++w) {
-            Buf<float> g = normal(n, 20 + w);
-            size_t bound = 0, written = 0;
-            gw_encode_bound(spec, n, &bound);
-            d->frames.emplace_back(bound);
-            gw_encode(spec, nullptr, g.get(), GW_DTYPE_F32, n, d->frames.back().data(), bound,
-                      &written);
-            d->frames.back().resize(written);
-        }
-        gw_codec_spec_free(spec);
+        d->frames = sign_frames(n, 8, 20);
         d->acc = normal(n, 30);
         return [d, n] {
             for (const auto& f : d->frames)
                 gw_decode_accumulate(f.data(), f.size(), 0.125f, d->acc.get(), n);
+        };
+    });
+    // The same eight frames in one gw_decode_accumulate_many call (tiled).
+    add("decode_accumulate_many_x8/scaled_sign", 8 + 8.0 / 8, [](size_t n) {
+        struct D {
+            std::vector<std::vector<uint8_t>> frames;
+            std::vector<const void*> ptr;
+            std::vector<size_t> size;
+            Buf<float> acc;
+        };
+        auto d = std::make_shared<D>();
+        d->frames = sign_frames(n, 8, 20);
+        for (const auto& f : d->frames) {
+            d->ptr.push_back(f.data());
+            d->size.push_back(f.size());
+        }
+        d->acc = normal(n, 30);
+        return [d, n] {
+            gw_decode_accumulate_many(d->ptr.data(), d->size.data(), 8, 0.125f, d->acc.get(), n,
+                                      nullptr);
         };
     });
     // LAGS layer step, top-k 0.1%: acc = eps + lr g, select, eps = acc - sent.
@@ -517,10 +555,10 @@ class RatioReporter : public benchmark::ConsoleReporter {
     void Finalize() override {
         ConsoleReporter::Finalize();
         std::printf("\nratios, same run: x in-place = time / time of r[i] += g[i] on the same n;\n"
-                    "x traffic = time / (minimal bytes / in-place bandwidth); GB/s of minimal "
-                    "traffic\n");
-        std::printf("%-36s %10s %12s %10s %10s %8s\n", "operation", "n", "time", "x in-place",
-                    "x traffic", "GB/s");
+                    "x traffic = time / (minimal bytes / in-place bandwidth); x read = time / "
+                    "time of one read pass; GB/s of minimal traffic\n");
+        std::printf("%-40s %10s %13s %10s %10s %8s %8s\n", "operation", "n", "time", "x in-place",
+                    "x traffic", "x read", "GB/s");
         for (const auto& [name, t] : times_) {
             const size_t slash = name.rfind('/');
             const std::string op = name.substr(0, slash), n_str = name.substr(slash + 1);
@@ -529,9 +567,11 @@ class RatioReporter : public benchmark::ConsoleReporter {
             const double n = std::stod(n_str), bpe = traffic()[op];
             const double x_in = t / base->second;
             const double at_limit = bpe * base->second / 12.0;  // same bandwidth as the pass
+            const auto read = times_.find("base/read/" + n_str);
+            const double x_read = read == times_.end() ? NAN : t / read->second;
             // times are in the benchmark's unit (us): bytes / us = MB/s
-            std::printf("%-36s %10.0f %10.3f us %10.2f %10.2f %8.2f\n", op.c_str(), n, t, x_in,
-                        t / at_limit, bpe * n / t / 1e3);
+            std::printf("%-40s %10.0f %10.3f us %10.2f %10.2f %8.2f %8.2f\n", op.c_str(), n, t,
+                        x_in, t / at_limit, x_read, bpe * n / t / 1e3);
         }
     }
 

@@ -98,7 +98,7 @@ bool writable_bytes(const Out &v, const char *what, const char *arg) {
 }
 
 bool floats_exactly(const Out &v, uint64_t n, const char *what, const char *arg) {
-    uint64_t have;
+    uint64_t have = 0;
     if (!count_of(v, KIND_F32, 4, what, arg, &have)) return false;
     if (have != n)
         return fail(GW_ERR_COUNT_MISMATCH, what, "%s holds %llu floats, the handle has %llu", arg,
@@ -260,7 +260,7 @@ uint64_t tag(uint32_t tensor, uint32_t step) { return GW_TAG(tensor, step); }
 
 uint64_t encode_into(const CodecSpec &spec, const EncodeContext &c, In x, gw_dtype dtype,
                      Out frame) {
-    uint64_t n;
+    uint64_t n = 0;
     size_t written = 0;
     if (!tensor_count(x, dtype, "gw_encode", &n) || !writable_bytes(frame, "gw_encode", "frame"))
         return 0;
@@ -269,12 +269,12 @@ uint64_t encode_into(const CodecSpec &spec, const EncodeContext &c, In x, gw_dty
     return written;
 }
 Bytes encode(const CodecSpec &spec, const EncodeContext &c, In x, gw_dtype dtype) {
-    uint64_t n;
+    uint64_t n = 0;
     if (!tensor_count(x, dtype, "gw_encode", &n)) return Bytes();
     return make_bytes(spec.encode_bound(n), [&](Out f) { return encode_into(spec, c, x, dtype, f); });
 }
 uint64_t decode_into(In frame, Out out) {
-    uint64_t cap, count = 0;
+    uint64_t cap = 0, count = 0;
     if (!bytes_of(frame, "gw_decode", "frame") ||
         !count_of(out, KIND_F32, 4, "gw_decode", "out", &cap))
         return 0;
@@ -282,7 +282,7 @@ uint64_t decode_into(In frame, Out out) {
     return count;
 }
 void decode_accumulate(In frame, float alpha, Out acc) {
-    uint64_t n;
+    uint64_t n = 0;
     if (!bytes_of(frame, "gw_decode_accumulate", "frame") ||
         !count_of(acc, KIND_F32, 4, "gw_decode_accumulate", "acc", &n))
         return;
@@ -317,14 +317,14 @@ double frame_compression_ratio(In frame) {
     return r;
 }
 double scaled_sign_phi(In x, uint32_t block_size) {
-    uint64_t n;
+    uint64_t n = 0;
     double phi = 0;
     if (count_of(x, KIND_F32, 4, "gw_scaled_sign_phi", "x", &n))
         ok(gw_scaled_sign_phi((const float *)x.data, n, block_size, &phi), "gw_scaled_sign_phi");
     return phi;
 }
 double codec_contraction(const CodecSpec &spec, const EncodeContext &c, In x) {
-    uint64_t n;
+    uint64_t n = 0;
     double r = 0;
     gw_encode_ctx ctx = to_ctx(c);
     if (count_of(x, KIND_F32, 4, "gw_codec_contraction", "x", &n))
@@ -340,12 +340,12 @@ uint32_t crc32c(In data) {
 
 /* ------------------------------------------------ sparse helpers, diagnostics */
 void randk_indices(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, Out idx) {
-    uint64_t k;
+    uint64_t k = 0;
     if (count_of(idx, KIND_U32, 4, "gw_randk_indices", "idx", &k))
         ok(gw_randk_indices(seed, step, tensor, n, k, (uint32_t *)idx.data), "gw_randk_indices");
 }
 void gather(In x, In idx, Out out) {
-    uint64_t n, k, m;
+    uint64_t n = 0, k = 0, m = 0;
     if (!count_of(x, KIND_F32, 4, "gw_gather", "x", &n) ||
         !count_of(idx, KIND_U32, 4, "gw_gather", "idx", &k) ||
         !count_of(out, KIND_F32, 4, "gw_gather", "out", &m))
@@ -359,7 +359,7 @@ void gather(In x, In idx, Out out) {
        "gw_gather");
 }
 void scatter_add(In values, In idx, float alpha, Out acc) {
-    uint64_t k, k2, n;
+    uint64_t k = 0, k2 = 0, n = 0;
     if (!count_of(values, KIND_F32, 4, "gw_scatter_add", "values", &k) ||
         !count_of(idx, KIND_U32, 4, "gw_scatter_add", "idx", &k2) ||
         !count_of(acc, KIND_F32, 4, "gw_scatter_add", "acc", &n))
@@ -374,7 +374,7 @@ void scatter_add(In values, In idx, float alpha, Out acc) {
        "gw_scatter_add");
 }
 uint64_t index_frame_indices(In frame, Out idx) {
-    uint64_t cap;
+    uint64_t cap = 0;
     size_t count = 0;
     if (bytes_of(frame, "gw_index_frame_indices", "frame") &&
         count_of(idx, KIND_U32, 4, "gw_index_frame_indices", "idx", &cap))
@@ -390,7 +390,7 @@ uint64_t index_frame_count(In frame) {
     return count;
 }
 double index_overlap(In a, In b) {
-    uint64_t na, nb;
+    uint64_t na = 0, nb = 0;
     double o = 0;
     if (count_of(a, KIND_U32, 4, "gw_index_overlap", "a", &na) &&
         count_of(b, KIND_U32, 4, "gw_index_overlap", "b", &nb))
@@ -399,12 +399,12 @@ double index_overlap(In a, In b) {
     return o;
 }
 void rng_u32(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first, Out out) {
-    uint64_t n;
+    uint64_t n = 0;
     if (count_of(out, KIND_U32, 4, "gw_rng_u32", "out", &n))
         ok(gw_rng_u32(seed, step, tensor, first, (uint32_t *)out.data, n), "gw_rng_u32");
 }
 void rng_uniform(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first, Out out) {
-    uint64_t n;
+    uint64_t n = 0;
     if (count_of(out, KIND_F32, 4, "gw_rng_uniform", "out", &n))
         ok(gw_rng_uniform(seed, step, tensor, first, (float *)out.data, n), "gw_rng_uniform");
 }
@@ -444,7 +444,7 @@ uint64_t Worker::frame_bound() const {
     return b;
 }
 uint64_t Worker::step_into(In grad, gw_dtype dtype, float lr, Out frame) {
-    uint64_t n;
+    uint64_t n = 0;
     size_t written = 0;
     GWB_LIVE(h_, "gw_worker_step", 0);
     if (tensor_count(grad, dtype, "gw_worker_step", &n) &&
@@ -588,7 +588,7 @@ void Cltk::set_leader(uint32_t leader) {
     ok(gw_cltk_set_leader(h_, leader), "gw_cltk_set_leader");
 }
 void Cltk::begin(In grad, gw_dtype dtype, float lr) {
-    uint64_t n;
+    uint64_t n = 0;
     GWB_LIVE(h_, "gw_cltk_begin", );
     if (tensor_count(grad, dtype, "gw_cltk_begin", &n))
         ok(gw_cltk_begin(h_, grad.data, dtype, n, lr), "gw_cltk_begin");
@@ -604,7 +604,7 @@ Bytes Cltk::select() {
     return make_bytes(index_frame_bound(), [&](Out f) { return select_into(f); });
 }
 uint64_t Cltk::extract(In frame, Out values) {
-    uint64_t cap;
+    uint64_t cap = 0;
     size_t count = 0;
     GWB_LIVE(h_, "gw_cltk_extract", 0);
     if (count_of(values, KIND_F32, 4, "gw_cltk_extract", "values", &cap))
@@ -614,7 +614,7 @@ uint64_t Cltk::extract(In frame, Out values) {
     return count;
 }
 void Cltk::apply(In summed, Out x) {
-    uint64_t k, n = 0;
+    uint64_t k = 0, n = 0;
     GWB_LIVE(h_, "gw_cltk_apply", );
     if (!count_of(summed, KIND_F32, 4, "gw_cltk_apply", "summed", &k)) return;
     if (x.present && !floats_exactly(x, n_, "gw_cltk_apply", "x")) return;
@@ -638,7 +638,7 @@ void Cltk::memory(Out out) const {
         ok(gw_cltk_memory(h_, (float *)out.data, n_), "gw_cltk_memory");
 }
 uint64_t Cltk::indices(Out idx) const {
-    uint64_t cap;
+    uint64_t cap = 0;
     size_t count = 0;
     GWB_LIVE(h_, "gw_cltk_indices", 0);
     if (count_of(idx, KIND_U32, 4, "gw_cltk_indices", "idx", &cap))
@@ -681,7 +681,7 @@ uint64_t LagsLayer::k() const {
     return k;
 }
 uint64_t LagsLayer::step_into(In grad, gw_dtype dtype, float lr, Out frame) {
-    uint64_t n;
+    uint64_t n = 0;
     size_t written = 0;
     GWB_LIVE(h_, "gw_lags_layer_step", 0);
     if (tensor_count(grad, dtype, "gw_lags_layer_step", &n) &&
@@ -694,7 +694,7 @@ Bytes LagsLayer::step(In grad, gw_dtype dtype, float lr) {
     return make_bytes(frame_bound(), [&](Out f) { return step_into(grad, dtype, lr, f); });
 }
 void LagsLayer::step_dense(In grad, gw_dtype dtype, float lr, Out out) {
-    uint64_t n;
+    uint64_t n = 0;
     GWB_LIVE(h_, "gw_lags_layer_step_dense", );
     if (tensor_count(grad, dtype, "gw_lags_layer_step_dense", &n) &&
         floats_exactly(out, n_, "gw_lags_layer_step_dense", "out"))
@@ -761,7 +761,7 @@ void AsylpgMaster::snapshot(Out out) const {
         ok(gw_asylpg_master_snapshot(h_, (float *)out.data, n_), "gw_asylpg_master_snapshot");
 }
 void AsylpgMaster::begin_epoch(In full_grad) {
-    uint64_t n;
+    uint64_t n = 0;
     GWB_LIVE(h_, "gw_asylpg_master_begin_epoch", );
     if (count_of(full_grad, KIND_F32, 4, "gw_asylpg_master_begin_epoch", "full_grad", &n))
         ok(gw_asylpg_master_begin_epoch(h_, (const float *)full_grad.data, n),
@@ -827,7 +827,7 @@ uint64_t AsylpgWorker::frame_bound() const {
     return b;
 }
 void AsylpgWorker::set_snapshot(In snapshot) {
-    uint64_t n;
+    uint64_t n = 0;
     GWB_LIVE(h_, "gw_asylpg_worker_set_snapshot", );
     if (count_of(snapshot, KIND_F32, 4, "gw_asylpg_worker_set_snapshot", "snapshot", &n))
         ok(gw_asylpg_worker_set_snapshot(h_, (const float *)snapshot.data, n),
@@ -846,7 +846,7 @@ uint64_t AsylpgWorker::model(Out out) const {
     return v;
 }
 uint64_t AsylpgWorker::step_into(In gm, In gs, gw_dtype dtype, Out frame) {
-    uint64_t n, n2;
+    uint64_t n = 0, n2 = 0;
     size_t written = 0;
     const char *what = "gw_asylpg_worker_step";
     GWB_LIVE(h_, what, 0);
@@ -878,7 +878,7 @@ LagsPlanTimes lags_plan(const LagsNetwork &n_, In n, In t_backward, In t_sparsif
                         Out k, Out verdict) {
     LagsPlanTimes t;
     const char *what = "gw_lags_plan";
-    uint64_t layers, tb, ts = 0, r, kk, v;
+    uint64_t layers = 0, tb = 0, ts = 0, r = 0, kk = 0, v = 0;
     if (!count_of(n, KIND_U64, 8, what, "n", &layers) ||
         !count_of(t_backward, KIND_F64, 8, what, "t_backward", &tb) ||
         (t_sparsify.present && !count_of(t_sparsify, KIND_F64, 8, what, "t_sparsify", &ts)) ||
@@ -913,7 +913,7 @@ double lags_s_max(double t_f, double t_b, double t_c) {
     return s;
 }
 double sparsity_delta(In xs, uint32_t workers, uint64_t k) {
-    uint64_t total;
+    uint64_t total = 0;
     double d = 0;
     if (!count_of(xs, KIND_F32, 4, "gw_sparsity_delta", "xs", &total)) return 0;
     if (workers == 0 || total % workers) {
