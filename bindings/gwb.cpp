@@ -289,6 +289,37 @@ void decode_accumulate(In frame, float alpha, Out acc) {
     ok(gw_decode_accumulate(frame.data, frame.size, alpha, (float *)acc.data, n),
        "gw_decode_accumulate");
 }
+namespace {
+/* The pointers and sizes of a list of frames; false (error set) if one is absent. */
+bool frame_arrays(const InList &frames, const char *what, std::vector<const void *> *ptr,
+                  std::vector<size_t> *size) {
+    for (size_t j = 0; j < frames.items.size(); ++j) {
+        if (!frames.items[j].present)
+            return fail(GW_ERR_NULL_POINTER, what, "frames[%zu] is None/null", j);
+        ptr->push_back(frames.items[j].data);
+        size->push_back(frames.items[j].size);
+    }
+    return true;
+}
+/* A many-frame call's status, naming the rejected frame (call first: `bad` is its output). */
+bool ok_frame(gw_status status, size_t bad, const char *what) {
+    if (status == GW_OK || bad == SIZE_MAX) return ok(status, what);
+    return fail(status, what, "frames[%zu]: %s", bad, gw_status_str(status));
+}
+}  // namespace
+
+void decode_accumulate_many(const InList &frames, float alpha, Out acc) {
+    const char *what = "gw_decode_accumulate_many";
+    uint64_t n = 0;
+    std::vector<const void *> ptr;
+    std::vector<size_t> size;
+    if (!frame_arrays(frames, what, &ptr, &size) || !count_of(acc, KIND_F32, 4, what, "acc", &n))
+        return;
+    size_t bad = SIZE_MAX;
+    const gw_status st = gw_decode_accumulate_many(ptr.data(), size.data(), ptr.size(), alpha,
+                                                   (float *)acc.data, n, &bad);
+    ok_frame(st, bad, what);
+}
 FrameInfo frame_inspect(In frame) {
     FrameInfo r;
     gw_frame_info info = GW_FRAME_INFO_INIT;
@@ -522,6 +553,22 @@ uint64_t Server::step_into(float lr, Out frame) {
 }
 Bytes Server::step(float lr) {
     return make_bytes(frame_bound(), [&](Out f) { return step_into(lr, f); });
+}
+uint64_t Server::round_into(const InList &frames, float lr, Out frame) {
+    const char *what = "gw_server_round";
+    size_t written = 0, bad = SIZE_MAX;
+    std::vector<const void *> ptr;
+    std::vector<size_t> size;
+    GWB_LIVE(h_, what, 0);
+    if (frame_arrays(frames, what, &ptr, &size) && writable_bytes(frame, what, "frame")) {
+        const gw_status st = gw_server_round(h_, ptr.data(), size.data(), ptr.size(), lr,
+                                             frame.data, frame.size, &written, &bad);
+        ok_frame(st, bad, what);
+    }
+    return written;
+}
+Bytes Server::round(const InList &frames, float lr) {
+    return make_bytes(frame_bound(), [&](Out f) { return round_into(frames, lr, f); });
 }
 void Server::reset_round() {
     GWB_LIVE(h_, "gw_server_reset_round", );

@@ -49,6 +49,10 @@ struct Out {
     Kind kind = KIND_BYTES;
     bool present = false;
 };
+/* A sequence of read-only views (the frames of one round). */
+struct InList {
+    std::vector<In> items;
+};
 /* Bytes made by the library and handed to the language (copied, then freed). */
 struct Bytes {
     std::vector<uint8_t> data;
@@ -126,6 +130,8 @@ Bytes encode(const CodecSpec &spec, const EncodeContext &ctx, In x, gw_dtype dty
 /* Decode into a float32 buffer; returns the element count. */
 uint64_t decode_into(In frame, Out out);
 void decode_accumulate(In frame, float alpha, Out acc);
+/* acc += alpha * decoded of every frame, in order, tiled (gw_decode_accumulate_many). */
+void decode_accumulate_many(const InList &frames, float alpha, Out acc);
 
 struct FrameInfo {
     unsigned int format_version = 0;
@@ -196,6 +202,9 @@ public:
     void push(In frame);
     uint64_t step_into(float lr, Out frame);
     Bytes step(float lr);
+    /* All M frames of a round, then the step (gw_server_round). */
+    uint64_t round_into(const InList &frames, float lr, Out frame);
+    Bytes round(const InList &frames, float lr);
     void reset_round();
     uint64_t step_count() const;
     void residual(Out out) const;

@@ -192,6 +192,36 @@ static void gwb_java_release(JNIEnv *jenv, gwb_jview *v, bool copy_back) {
 }
 %typemap(freearg) gwb::Out "gwb_java_release(jenv, &view$argnum, true);"
 
+/* ---- gwb::InList: Object[] of buffers or arrays (null items are absent) ---- */
+%typemap(jni) const gwb::InList & "jobjectArray"
+%typemap(jtype) const gwb::InList & "Object[]"
+%typemap(jstype) const gwb::InList & "Object[]"
+%typemap(javain) const gwb::InList & "$javainput"
+%typemap(in) const gwb::InList & (gwb::InList list, std::vector<gwb_jview> views) {
+    if (!$input) {
+        gwb_java_illegal(jenv, "frames must not be null");
+        return $null;
+    }
+    jsize count = jenv->GetArrayLength($input);
+    list.items.resize((size_t)count);
+    views.resize((size_t)count);
+    for (jsize i = 0; i < count; i++) {
+        jobject item = jenv->GetObjectArrayElement($input, i);
+        if (jenv->ExceptionCheck()) return $null;
+        if (!item) continue;
+        void *d = nullptr;
+        gwb::In &in = list.items[(size_t)i];
+        if (!gwb_java_view(jenv, item, false, &views[(size_t)i], &d, &in.size, &in.kind)) {
+            for (auto &v : views) gwb_java_release(jenv, &v, false);
+            return $null;
+        }
+        in.data = d;
+        in.present = true;
+    }
+    $1 = &list;
+}
+%typemap(freearg) const gwb::InList & "for (auto &v : views$argnum) gwb_java_release(jenv, &v, false);"
+
 /* ---- results ---- */
 %typemap(jni) gwb::Bytes "jbyteArray"
 %typemap(jtype) gwb::Bytes "byte[]"

@@ -103,6 +103,43 @@ static int gwb_get_buffer(PyObject *obj, Py_buffer *view, int writable, const ch
 %typemap(typecheck, precedence=SWIG_TYPECHECK_POINTER) gwb::In
     "$1 = ($input == Py_None || PyObject_CheckBuffer($input)) ? 1 : 0;"
 
+/* ---- gwb::InList: a sequence of read-only buffers (None items are absent) ---- */
+%typemap(arginit) const gwb::InList & "views$argnum = NULL; nviews$argnum = 0;"
+%typemap(in) const gwb::InList & (gwb::InList list, Py_buffer *views, Py_ssize_t nviews) {
+    PyObject *seq = PySequence_Fast($input, "$1_name: expected a sequence of buffers");
+    if (!seq) SWIG_fail;
+    Py_ssize_t count = PySequence_Fast_GET_SIZE(seq);
+    views = (Py_buffer *)PyMem_Calloc(count ? (size_t)count : 1, sizeof(Py_buffer));
+    if (!views) {
+        Py_DECREF(seq);
+        PyErr_NoMemory();
+        SWIG_fail;
+    }
+    list.items.resize((size_t)count);
+    for (Py_ssize_t i = 0; i < count; i++) {
+        PyObject *item = PySequence_Fast_GET_ITEM(seq, i);
+        if (item == Py_None) continue;
+        if (gwb_get_buffer(item, &views[i], 0, "$1_name[i]") != 0) {
+            Py_DECREF(seq);
+            SWIG_fail;
+        }
+        nviews = i + 1;
+        list.items[(size_t)i].data = views[i].buf;
+        list.items[(size_t)i].size = (size_t)views[i].len;
+        list.items[(size_t)i].kind = gwb_kind(&views[i]);
+        list.items[(size_t)i].present = true;
+    }
+    Py_DECREF(seq);
+    $1 = &list;
+}
+%typemap(freearg) const gwb::InList & {
+    for (Py_ssize_t i = 0; i < nviews$argnum; i++)
+        if (views$argnum[i].obj) PyBuffer_Release(&views$argnum[i]);
+    PyMem_Free(views$argnum);
+}
+%typemap(typecheck, precedence=SWIG_TYPECHECK_POINTER) const gwb::InList &
+    "$1 = PySequence_Check($input) ? 1 : 0;"
+
 /* ---- gwb::Out: writable buffer, or None (absent) ---- */
 %typemap(arginit) gwb::Out "view$argnum.obj = NULL;"
 %typemap(in) gwb::Out (Py_buffer view) {

@@ -145,6 +145,42 @@ def test_two_way_round_and_checkpoint(M):
     del ws
 
 
+@pytest.mark.parametrize("M", [1, 3, 8, 16])
+def test_many_frames_at_once(M):
+    n, rng = 40001, np.random.default_rng(M)
+    spec = gw.CodecSpec("scaled_sign")
+    ws = [gw.Worker(n, spec) for _ in range(M)]
+    frames = [w.step(rng.standard_normal(n).astype(np.float32), lr=0.1) for w in ws]
+    # decode_accumulate_many == decode_accumulate in turn, numpy and torch alike.
+    acc0 = rng.standard_normal(n).astype(np.float32)
+    one, many = acc0.copy(), acc0.copy()
+    for f in frames:
+        gw.decode_accumulate(f, one, 0.5)
+    gw.decode_accumulate_many(frames, many, 0.5)
+    np.testing.assert_array_equal(one, many)
+    t = torch.from_numpy(acc0.copy())
+    gw.decode_accumulate_many([torch.frombuffer(bytearray(f), dtype=torch.uint8) for f in frames], t, 0.5)
+    np.testing.assert_array_equal(t.numpy(), one)
+    # A server round in one call == M pushes and a step.
+    a, b = gw.Server(n, M, spec, expect=spec), gw.Server(n, M, spec, expect=spec)
+    for f in frames:
+        a.push(f)
+    assert a.step(lr=0.1) == b.round(frames, lr=0.1)
+    np.testing.assert_array_equal(a.residual(), b.residual())
+    # A bad frame is named, and nothing changes.
+    bad = frames[:-1] + [frames[-1][:-1]]
+    with pytest.raises(gw.GradwireError, match=rf"frames\[{M - 1}\]"):
+        gw.decode_accumulate_many(bad, many)
+    np.testing.assert_array_equal(one, many)
+    frames = [w.step(rng.standard_normal(n).astype(np.float32), lr=0.1) for w in ws]  # round 1
+    with pytest.raises(gw.GradwireError, match=rf"frames\[{M - 1}\]"):
+        b.round(frames[:-1] + [frames[-1][:-1]], lr=0.1)
+    assert b.step_count() == 1
+    b.round(frames, lr=0.1)
+    with pytest.raises(TypeError, match="frames"):
+        gw.decode_accumulate_many([frames[0], 3.5], many)
+
+
 def test_sequence_errors_and_close():
     s = gw.Server(10, 2, "scaled_sign")
     with pytest.raises(gw.GradwireError) as e:

@@ -34,7 +34,7 @@ __all__ = [
     "GradwireError", "Status", "DType", "Codec", "Param", "Momentum", "Simd", "CodecSpec",
     "FrameInfo", "Worker", "Server", "Cltk", "LagsLayer", "Fusion", "AsylpgMaster", "AsylpgWorker",
     "AsylpgVariant", "encode", "decode",
-    "decode_accumulate", "inspect", "frame_size", "tag", "shard_range", "codecs",
+    "decode_accumulate", "decode_accumulate_many", "inspect", "frame_size", "tag", "shard_range", "codecs",
 ]
 
 
@@ -194,6 +194,15 @@ def decode(frame: Any, out: Any = None) -> np.ndarray:
 def decode_accumulate(frame: Any, acc: Any, alpha: float = 1.0) -> None:
     """acc += alpha * decoded, in place, with no temporary."""
     _n.decode_accumulate(bytes_in(frame, "frame"), alpha, _writable_f32(acc, "acc"))
+
+
+def decode_accumulate_many(frames: Any, acc: Any, alpha: float = 1.0) -> None:
+    """acc += alpha * decoded for every frame in order: the bits of decode_accumulate on
+    each in turn, but all frames are checked before acc changes (the error names the
+    rejected frame) and sign / scaled-sign / fp16 / bf16 / identity frames are summed
+    tile by tile, so acc is read and written once for all of them."""
+    views = [bytes_in(f, f"frames[{i}]") for i, f in enumerate(frames)]
+    _n.decode_accumulate_many(views, alpha, _writable_f32(acc, "acc"))
 
 
 def _writable_f32(x: Any, what: str) -> np.ndarray:
@@ -359,6 +368,14 @@ class Server(_Handle, _n.Server):
         if out is None:
             return _n.Server.step(self, lr)
         return _n.Server.step_into(self, lr, bytes_out(out, "out"))
+
+    def round(self, frames: Any, lr: float = 1.0, *, out: Any = None) -> Union[bytes, int]:
+        """All M frames of a round, then the step, in one tiled call: the same frame
+        as pushing each and stepping; a rejected round changes nothing."""
+        views = [bytes_in(f, f"frames[{i}]") for i, f in enumerate(frames)]
+        if out is None:
+            return _n.Server.round(self, views, lr)
+        return _n.Server.round_into(self, views, lr, bytes_out(out, "out"))
 
     def residual(self, out: Any = None) -> np.ndarray:
         arr = out_array(out, self.size(), np.float32, "out")

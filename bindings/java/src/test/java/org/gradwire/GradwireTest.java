@@ -215,6 +215,35 @@ class GradwireTest {
         }
     }
 
+    @ParameterizedTest
+    @ValueSource(ints = {1, 3, 16})
+    void manyFramesAtOnce(int m) {
+        int n = 20001;
+        Random r = new Random(m);
+        try (CodecSpec spec = new CodecSpec(Codec.SCALED_SIGN);
+             Server a = new Server(n, m, spec, spec);
+             Server b = new Server(n, m, spec, spec)) {
+            Object[] frames = new Object[m];
+            for (int i = 0; i < m; i++) {
+                float[] g = new float[n];
+                for (int k = 0; k < n; k++) g[k] = (float) r.nextGaussian();
+                frames[i] = Gradwire.encode(spec, new EncodeContext(), g, DType.FLOAT32);
+            }
+            float[] one = new float[n], many = new float[n];
+            for (Object f : frames) Gradwire.decodeAccumulate(f, 0.25f, one);
+            Gradwire.decodeAccumulateMany(frames, 0.25f, many);
+            assertArrayEquals(one, many);
+            for (Object f : frames) a.push(f);
+            assertArrayEquals(a.step(0.1f), b.round(frames, 0.1f));
+            Object[] bad = frames.clone();
+            bad[m - 1] = new byte[] {1, 2, 3};
+            GradwireException e = assertThrows(GradwireException.class,
+                                               () -> Gradwire.decodeAccumulateMany(bad, 1f, many));
+            assertTrue(e.getMessage().contains("frames[" + (m - 1) + "]"), e.getMessage());
+            assertArrayEquals(one, many);
+        }
+    }
+
     // tests/vectors/state: blobs of fixed histories (tests/python/test_core.py
     // state_scenarios()); replayed here, they must come out byte for byte.
     static float[] vectorInput(int n) {
