@@ -37,7 +37,7 @@ import numpy as np
 import torch
 import torch.distributed as dist
 
-from . import Cltk, CodecSpec, LagsLayer, Server, Worker, decode, decode_accumulate, frame_size
+from . import Cltk, CodecSpec, LagsLayer, Server, Worker, decode, decode_accumulate_many, frame_size
 from . import gwnative as _n
 from . import randk_indices, shard_range
 from ._collectives import Collectives
@@ -245,10 +245,10 @@ def _server_round(state, flat, out, layout) -> None:
     mine = [f for f in state.comm.all_to_all([b"".join(fs) for fs in to])]
     owned = [(pid, off, n, shard_range(n, M, r)) for pid, off, n in layout]
     owned = [x for x in owned if len(x[3])]
-    for msg in mine:
-        for (pid, off, n, s), frame in zip(owned, _split(msg, len(owned))):
-            state._server(pid, n, s).push(frame)
-    bcast = b"".join(state._server(pid, n, s).step(lr) for pid, off, n, s in owned)
+    # Each owned slice's M frames (in rank order) as one tiled server round.
+    rounds = list(zip(*[_split(msg, len(owned)) for msg in mine])) if owned else []
+    bcast = b"".join(state._server(pid, n, s).round(frames, lr)
+                     for (pid, off, n, s), frames in zip(owned, rounds))
     for j, msg in enumerate(state.comm.all_gather(bcast)):
         theirs = [(off, shard_range(n, M, j)) for pid, off, n in layout]
         theirs = [x for x in theirs if len(x[1])]
@@ -269,9 +269,10 @@ def _allgather_round(state, flat, out, layout) -> None:
             frames.append(state._worker(pid, 0, n).step(g, lr))
     # LAGS sends lr-scaled values (acc = eps + lr g): undo it for a gradient-like output.
     alpha = 1.0 / M / (lr if state.mode == "lags" else 1.0)
-    for msg in state.comm.all_gather(b"".join(frames)):
-        for (pid, off, n), frame in zip(layout, _split(msg, len(layout))):
-            decode_accumulate(frame, out[off:off + n], alpha)
+    # Each parameter's M frames (in rank order), summed in one tiled call.
+    per_param = zip(*[_split(msg, len(layout)) for msg in state.comm.all_gather(b"".join(frames))])
+    for (pid, off, n), theirs in zip(layout, per_param):
+        decode_accumulate_many(theirs, out[off:off + n], alpha)
 
 
 def _randomk_k(spec: CodecSpec, n: int) -> int:

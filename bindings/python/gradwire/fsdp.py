@@ -30,7 +30,7 @@ import torch
 import torch.distributed as dist
 from torch.distributed.fsdp._fully_shard._fsdp_api import ReduceScatter
 
-from . import CodecSpec, Worker, decode_accumulate
+from . import CodecSpec, Worker, decode_accumulate_many
 from ._collectives import Collectives
 
 
@@ -83,8 +83,7 @@ class GradwireReduceScatter(ReduceScatter):
                                              mu=self.mu, tensor=self.tensor, seed=self.seed)
             frames.append(w.step(flat[j * shard:(j + 1) * shard]))
         acc = torch.zeros(shard, dtype=torch.float32)
-        for frame in comm.all_to_all(frames):
-            decode_accumulate(frame, acc, alpha)
+        decode_accumulate_many(comm.all_to_all(frames), acc, alpha)
         output_tensor.reshape(-1).copy_(acc)
         return None
 
