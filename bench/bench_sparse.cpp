@@ -55,10 +55,11 @@ void BM_TopkSelect(benchmark::State& state) {
     const size_t k = static_cast<size_t>(double(n) * double(state.range(1)) / 1e6 + 0.5);
     const std::vector<float>& x = data(n);
     std::vector<uint32_t> idx(k);
-    std::vector<uint8_t> scratch(gw::kern::kTopkScratchBytes + 64);
+    const size_t bytes = gw::kern::topk_scratch_bytes(n, k);
+    std::vector<uint8_t> scratch(bytes + 64);
     void* s = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
     for (auto _ : state) {
-        gw::kern::active().topk_select(x.data(), n, k, idx.data(), s);
+        gw::kern::active().topk_select(x.data(), n, k, idx.data(), s, bytes);
         benchmark::DoNotOptimize(idx.data());
     }
     state.SetItemsProcessed(int64_t(state.iterations()) * int64_t(n));
@@ -125,9 +126,10 @@ void print_stats() {
     for (double density : {0.001, 0.01}) {
         const size_t k = size_t(double(n) * density + 0.5);
         std::vector<uint32_t> idx(k);
-        std::vector<uint8_t> scratch(gw::kern::kTopkScratchBytes + 64);
+        const size_t bytes = gw::kern::topk_scratch_bytes(n, k);
+        std::vector<uint8_t> scratch(bytes + 64);
         void* s = scratch.data() + (64 - reinterpret_cast<uintptr_t>(scratch.data()) % 64) % 64;
-        gw::kern::active().topk_select(x.data(), n, k, idx.data(), s);
+        gw::kern::active().topk_select(x.data(), n, k, idx.data(), s, bytes);
         std::vector<uint8_t> planes(4 * k);
         std::map<uint32_t, size_t> hist;
         uint64_t next = 0;

@@ -20,7 +20,7 @@ uint64_t select(const float* x, uint64_t n, uint64_t k, uint64_t c, uint32_t* id
     for (uint64_t off = 0; off < n; off += c) {
         const uint64_t cj = n - off < c ? n - off : c;
         const uint64_t kj = chunk_k(k, n, cj);
-        t.topk_select(x + off, cj, kj, idx + w, work);
+        t.topk_select(x + off, cj, kj, idx + w, work, kern::kTopkScratchBytes);
         // Chunk-local indices become tensor indices (off + cj <= n < 2^32).
         for (uint64_t i = w; i < w + kj; ++i) idx[i] += static_cast<uint32_t>(off);
         w += kj;

@@ -66,7 +66,7 @@ float sampled_threshold(const CodecParams& p, const EncodeCtx& ctx, const float*
     }
     uint64_t ks = (k * s + n - 1) / n;
     if (ks > s) ks = s;
-    t.topk_select(from, s, ks, sidx, work);
+    t.topk_select(from, s, ks, sidx, work, kern::kTopkScratchBytes);
     uint32_t key = 0x7FFFFFFFu;  // the smallest selected magnitude
     for (uint64_t j = 0; j < ks; ++j) {
         uint32_t b;
@@ -99,7 +99,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
         count = t.threshold_select(x, n, thr, idx, n);
         if (count > k) {  // too many passed: exact top k among them
             for (uint64_t j = 0; j < count; ++j) val[j] = x[idx[j]];
-            t.topk_select(val, count, k, sel, mem);
+            t.topk_select(val, count, k, sel, mem, kern::kTopkScratchBytes);
             for (uint64_t j = 0; j < k; ++j) idx[j] = idx[sel[j]];  // sel is increasing
             count = k;
         } else if (count < k) {  // a sparse input goes whole

@@ -31,12 +31,14 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     const kern::Table& t = kern::active();
     if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
     const uint64_t k = k_of(p, n);
-    // Scratch: the selection's work area, k indices, k gathered values.
-    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(kern::kTopkScratchBytes + k * 8));
+    // Scratch: the selection's work area (with room for its one-pass path),
+    // k indices, k gathered values.
+    const size_t work = kern::topk_scratch_bytes(n, k);
+    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(work + k * 8));
     if (!mem) return GW_ERR_OUT_OF_MEMORY;
-    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + kern::kTopkScratchBytes);
+    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + work);
     float* val = reinterpret_cast<float*>(idx + k);
-    t.topk_select(x, n, k, idx, mem);
+    t.topk_select(x, n, k, idx, mem, work);
     sparse::write(p.v[kValueDtype], x, n, idx, val, k, payload, len, residual);
     return GW_OK;
 }

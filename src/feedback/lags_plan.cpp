@@ -109,7 +109,7 @@ gw_status delta(const float* const* xs, uint32_t workers, uint64_t n, uint64_t k
             s[i] += x[i];
             r[i] += x[i];
         }
-        t.topk_select(x, n, k, idx, w);
+        t.topk_select(x, n, k, idx, w, kern::kTopkScratchBytes);
         for (uint64_t j = 0; j < k; ++j) r[idx[j]] -= x[idx[j]];
     }
     double num = 0, ss = 0;

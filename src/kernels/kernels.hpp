@@ -24,6 +24,21 @@ struct EfCoef {
 // and a buffer of up to 65536 candidate keys (see src/kernels/select.hpp).
 constexpr size_t kTopkScratchBytes = 304 * 1024;
 
+// topk_select's one-pass path (select.hpp): for n >= 2^22 and k <= n/16 a
+// sample of x gives a threshold below the k-th largest key, one pass keeps
+// the (key, index) of every element above it, and the exact selection runs
+// on those. It needs room for kTopkCandidates(n, k) of them (12 bytes each).
+constexpr size_t kTopkSampledMinN = size_t(1) << 22;
+constexpr size_t topk_candidates(size_t n, size_t k) { return 2 * k + 64 * (n >> 16) + 65536; }
+constexpr bool topk_sampled(size_t n, size_t k) {
+    return n >= kTopkSampledMinN && k >= 1 && k <= n / 16;
+}
+// Scratch for the fastest topk_select on (n, k): kTopkScratchBytes, plus the
+// candidates when the one-pass path applies.
+constexpr size_t topk_scratch_bytes(size_t n, size_t k) {
+    return topk_sampled(n, k) ? kTopkScratchBytes + 12 * topk_candidates(n, k) : kTopkScratchBytes;
+}
+
 struct Table {
     gw_simd_target target;
 
@@ -82,8 +97,10 @@ struct Table {
     // (compared as the key bits(x_i) & 0x7FFFFFFF, which orders finite floats by
     // magnitude; -0 and +0 tie), ties broken toward the lower index. x is finite.
     // Writes their indices in increasing order to idx[0..k). k <= n <= 2^32.
-    // scratch: kTopkScratchBytes bytes, 64-byte aligned, owned by the caller.
-    void (*topk_select)(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch);
+    // scratch: `scratch_bytes` >= kTopkScratchBytes bytes, 64-byte aligned,
+    // owned by the caller; topk_scratch_bytes(n, k) enables the one-pass path.
+    void (*topk_select)(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch,
+                        size_t scratch_bytes);
 
     // Indices of the elements with |x_i| >= t (key(x_i) >= key(t), the key of
     // topk_select), in increasing order: the first min(count, cap) go to idx;

@@ -19,6 +19,18 @@
 // stops at the k-th. Passes over x: at most 4 (histogram, two filtered
 // histograms, final pass); 3 when the first digit's bin fits the buffer.
 //
+// One pass instead (kernels.hpp, topk_sampled: n >= 2^22, k <= n/16, and
+// the caller gave topk_scratch_bytes(n, k)): 64 evenly spaced runs of 1024
+// keys (64K, 0.1% of x at n = 2^26) give, by nth_element, a key T_lo whose
+// sample rank is 1.25 times the expected rank of the k-th largest plus three
+// standard deviations, so the k-th largest key of x is above it with near
+// certainty. One forward pass keeps (key, index) of every element with key
+// >= T_lo (about 1.3k of them), the levels above run on those keys alone, and
+// the result is written from the kept pairs, already in index order. If the
+// sample misled (fewer than k kept, or more than the room for them: ties,
+// adversarial order), the pass stops or its result is dropped and the
+// passes above run: the same set either way.
+//
 // The vector targets compute histogram bins 4 vectors at a time (the junk
 // bin for keys outside the prefix); when the prefix holds under 1/8 of x, and
 // in the compaction and final passes, they instead compare 4 vectors of keys
@@ -27,6 +39,9 @@
 // The result is a set defined by (key desc, index asc), so every target
 // writes the same indices whatever path it takes.
 #pragma once
+
+#include <algorithm>
+#include <cmath>
 
 #include "kernels/common.hpp"
 
@@ -174,6 +189,28 @@ struct Select<ScalarArch> {
         for (size_t i = i0; i < n; ++i)
             if (emit1(x, i, e)) return;
     }
+    // The one-pass path's kept pairs: key >= lo, at most cap of them.
+    struct TopkKept {
+        uint32_t* key;
+        uint32_t* index;
+        size_t count, cap;
+        uint32_t lo;
+        // Keeps element i if its key is >= lo; true when there is no room.
+        bool keep1(const float* x, size_t i) {
+            const uint32_t k = topk_key(x[i]);
+            if (k < lo) return false;
+            if (count == cap) return true;
+            key[count] = k;
+            index[count++] = uint32_t(i);
+            return false;
+        }
+    };
+    // False when the room ran out.
+    static bool keep(const float* x, size_t i0, size_t n, TopkKept& kept) {
+        for (size_t i = i0; i < n; ++i)
+            if (kept.keep1(x, i)) return false;
+        return true;
+    }
 
     // The passes over x the driver makes; the vector targets provide their own.
     struct Scan {
@@ -191,26 +228,22 @@ struct Select<ScalarArch> {
             return Select::compact(x, 0, n, f, cand, 0);
         }
         static void emit(const float* x, size_t n, TopkEmit& e) { Select::emit(x, 0, n, e); }
+        static bool keep(const float* x, size_t n, TopkKept& kept) {
+            return Select::keep(x, 0, n, kept);
+        }
     };
 
     // ---- the driver ----
+    // The k-th largest key T and how many keys equal to T are taken (rem),
+    // digit by digit: over x, or over the ncand keys in cand when `compacted`
+    // (which the levels narrow in place).
     template <class Sc>
-    static void run(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch) {
-        if (k == 0) return;
-        if (k == n) {
-            for (size_t i = 0; i < n; ++i) idx[i] = uint32_t(i);
-            return;
-        }
+    static void threshold(const float* x, size_t n, size_t k, uint32_t* sub, uint32_t* cand,
+                          bool compacted, size_t ncand, uint32_t* t, uint64_t* rem_out) {
         constexpr size_t S = TopkLayout::kStride;
-        unsigned char* base = static_cast<unsigned char*>(scratch);
-        uint32_t* sub = reinterpret_cast<uint32_t*>(base);
-        uint32_t* cand = reinterpret_cast<uint32_t*>(base + TopkLayout::kCandOffset);
-
-        uint64_t rem = k;     // rank of the wanted key among those with the prefix
-        uint64_t group = n;   // how many keys have the prefix
+        uint64_t rem = k;                       // rank of the wanted key among those with the prefix
+        uint64_t group = compacted ? ncand : n;  // how many keys have the prefix
         TopkFilter f{0, 0, 0, 0};
-        bool compacted = false;
-        size_t ncand = 0;
         for (int level = 0; level < 3; ++level) {
             f.shift = kTopkShift[level];
             f.bmask = (1u << kTopkWidth[level]) - 1;
@@ -264,13 +297,73 @@ struct Select<ScalarArch> {
                 compacted = true;
             }
         }
-        // f.prefix is now the k-th largest key T; rem of the keys equal to T are taken.
-        TopkEmit e{idx, 0, k, f.prefix, rem};
+        *t = f.prefix;
+        *rem_out = rem;
+    }
+
+    // The one-pass path (see the top of this file); false if the sample misled.
+    template <class Sc>
+    static bool sampled(const float* x, size_t n, size_t k, uint32_t* idx, unsigned char* base) {
+        uint32_t* sub = reinterpret_cast<uint32_t*>(base);
+        uint32_t* sample = reinterpret_cast<uint32_t*>(base + TopkLayout::kCandOffset);
+        constexpr size_t kRuns = 64, kRun = 1024, kS = kRuns * kRun;
+        static_assert(kS <= TopkLayout::kCandidates, "the sample fits the candidate buffer");
+        for (size_t b = 0; b < kRuns; ++b) {
+            const size_t at = (n - kRun) / (kRuns - 1) * b;
+            for (size_t j = 0; j < kRun; ++j) sample[b * kRun + j] = topk_key(x[at + j]);
+        }
+        const double expect = double(k) * double(kS) / double(n);
+        size_t rank = size_t(1.25 * expect + 3.0 * std::sqrt(expect) + 16.0);  // from the top, >= 16
+        if (rank > kS) rank = kS;
+        std::nth_element(sample, sample + (kS - rank), sample + kS);
+        const size_t cap = topk_candidates(n, k);
+        uint32_t* key = reinterpret_cast<uint32_t*>(base + kTopkScratchBytes);
+        TopkKept kept{key, key + cap, 0, cap, sample[kS - rank]};
+        if (!Sc::keep(x, n, kept) || kept.count < k) return false;
+        // T and rem among the kept keys (a copy: the levels narrow it), then
+        // the indices from the kept pairs, which are in index order.
+        uint32_t* work = key + 2 * cap;
+        std::memcpy(work, key, kept.count * sizeof *work);
+        uint32_t t = 0;
+        uint64_t eq_left = 0;
+        threshold<Sc>(x, n, k, sub, work, true, kept.count, &t, &eq_left);
+        size_t out = 0;
+        for (size_t j = 0; out < k; ++j) {
+            if (key[j] > t) {
+                idx[out++] = kept.index[j];
+            } else if (key[j] == t && eq_left != 0) {
+                idx[out++] = kept.index[j];
+                --eq_left;
+            }
+        }
+        return true;
+    }
+
+    template <class Sc>
+    static void run(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch,
+                    size_t scratch_bytes) {
+        if (k == 0) return;
+        if (k == n) {
+            for (size_t i = 0; i < n; ++i) idx[i] = uint32_t(i);
+            return;
+        }
+        unsigned char* base = static_cast<unsigned char*>(scratch);
+        if (topk_sampled(n, k) && scratch_bytes >= topk_scratch_bytes(n, k) &&
+            sampled<Sc>(x, n, k, idx, base))
+            return;
+        uint32_t* sub = reinterpret_cast<uint32_t*>(base);
+        uint32_t* cand = reinterpret_cast<uint32_t*>(base + TopkLayout::kCandOffset);
+        uint32_t t = 0;
+        uint64_t rem = 0;
+        threshold<Sc>(x, n, k, sub, cand, false, 0, &t, &rem);
+        // t is the k-th largest key T; rem of the keys equal to T are taken.
+        TopkEmit e{idx, 0, k, t, rem};
         Sc::emit(x, n, e);
     }
 
-    static void topk_select(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch) {
-        run<Scan>(x, n, k, idx, scratch);
+    static void topk_select(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch,
+                            size_t scratch_bytes) {
+        run<Scan>(x, n, k, idx, scratch, scratch_bytes);
     }
 };
 
@@ -421,10 +514,19 @@ struct Select : VecBase<Arch> {
                 [&](size_t j) { return S::emit1(x, j, e); }, stop);
             if (!stop) S::emit(x, i, n, e);
         }
+        static bool keep(const float* x, size_t n, typename S::TopkKept& kept) {
+            const I below(static_cast<int32_t>(kept.lo) - 1);  // key >= lo; lo - 1 >= -1
+            bool stop = false;
+            const size_t i = scan(
+                x, n, [&](const I& key) { return key > below; },
+                [&](size_t j) { return kept.keep1(x, j); }, stop);
+            return !stop && S::keep(x, i, n, kept);
+        }
     };
 
-    static void topk_select(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch) {
-        S::template run<Scan>(x, n, k, idx, scratch);
+    static void topk_select(const float* x, size_t n, size_t k, uint32_t* idx, void* scratch,
+                            size_t scratch_bytes) {
+        S::template run<Scan>(x, n, k, idx, scratch, scratch_bytes);
     }
 };
 #endif  // GW_KERN_XSIMD

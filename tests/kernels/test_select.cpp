@@ -6,6 +6,9 @@
 #include "fixture.hpp"
 #include "ref_select.hpp"
 
+#include <algorithm>
+#include <memory>
+
 namespace gw::ktest {
 namespace {
 
@@ -26,13 +29,23 @@ void* topk_scratch() {
 // Runs topk_select on x (copied to an exact-size buffer `fmis` floats past a
 // 64-byte boundary) and compares the k indices with the reference; the
 // output has guard bytes on both sides, so k == 0 must write nothing.
+// With scratch_bytes above kTopkScratchBytes, a fresh exact-size scratch of
+// garbage (the one-pass path's room); `reference` may hold the answer already.
 ::testing::AssertionResult check_topk(const Table& t, const std::vector<float>& x, size_t k,
-                                      size_t fmis) {
+                                      size_t fmis, size_t scratch_bytes = kTopkScratchBytes,
+                                      const std::vector<uint32_t>* reference = nullptr) {
     const size_t n = x.size();
     Exact in(x.data(), 4 * n, 4 * fmis);
     Guarded out(4 * k, 0);
-    t.topk_select(in.f(), n, k, reinterpret_cast<uint32_t*>(out.data()), topk_scratch());
-    const std::vector<uint32_t> want = ref::topk_select(x.data(), n, k);
+    std::unique_ptr<Exact> big;
+    void* scratch = topk_scratch();
+    if (scratch_bytes > kTopkScratchBytes) {
+        big.reset(new Exact(scratch_bytes, 0));
+        std::memset(big->data(), 0x5A, scratch_bytes);
+        scratch = big->data();
+    }
+    t.topk_select(in.f(), n, k, reinterpret_cast<uint32_t*>(out.data()), scratch, scratch_bytes);
+    const std::vector<uint32_t> want = reference ? *reference : ref::topk_select(x.data(), n, k);
     std::vector<uint32_t> got(k);
     if (k != 0) std::memcpy(got.data(), out.data(), 4 * k);
     for (size_t j = 0; j < k; ++j)
@@ -184,6 +197,37 @@ TEST_P(KernelTest, TopkSelectEveryK) {
         std::vector<float> x = from_set(n, {0.0f, 1.0f, -1.0f, 2.0f, 0.25f}, n);
         if (n % 3 == 0) x = input(kNormal, n, 2);
         for (size_t k = 0; k <= n; ++k) EXPECT_TRUE(check_topk(*t_, x, k, n % 4));
+        if (HasFailure()) return;
+    }
+}
+
+// The one-pass path (n >= 2^22, k <= n/16, room for its candidates) on
+// inputs where the sample is right (normal, sorted magnitudes), where ties
+// overflow the room (all equal, few distinct: the pass gives up), and where
+// the sample misses every large value (they sit between the sampled runs:
+// fewer than k are kept and the passes of the general path run). The
+// references are computed once for all targets.
+TEST_P(KernelTest, TopkSelectOnePass) {
+    const size_t n = kern::kTopkSampledMinN + 37;
+    std::vector<float> sorted = input(kNormal, n, 3);
+    std::sort(sorted.begin(), sorted.end(), [](float a, float b) { return std::fabs(a) < std::fabs(b); });
+    std::vector<float> hidden = input(kNormal, n, 4);
+    const size_t stride = (n - 1024) / 63;  // the sampled runs start at multiples of it
+    for (size_t i = 0; i < n; ++i)
+        if (i % stride >= 1024 && i % 97 == 0) hidden[i] *= 1000.0f;
+    const std::vector<std::pair<const char*, std::vector<float>>> inputs = {
+        {"normal", input(kNormal, n, 2)}, {"sorted", sorted}, {"hidden", hidden},
+        {"all_equal", std::vector<float>(n, -1.5f)}, {"few_distinct", from_set(n, {0.0f, 1.0f, -2.0f, 0.5f}, 9)},
+    };
+    static std::map<std::pair<size_t, size_t>, std::vector<uint32_t>> refs;
+    for (size_t d = 0; d < inputs.size(); ++d) {
+        SCOPED_TRACE(inputs[d].first);
+        const std::vector<float>& x = inputs[d].second;
+        for (size_t k : {size_t(1), size_t(100), n / 1000, n / 100, n / 16}) {
+            auto it = refs.find({d, k});
+            if (it == refs.end()) it = refs.emplace(std::make_pair(d, k), ref::topk_select(x.data(), n, k)).first;
+            EXPECT_TRUE(check_topk(*t_, x, k, d % 3, kern::topk_scratch_bytes(n, k), &it->second));
+        }
         if (HasFailure()) return;
     }
 }
