@@ -28,8 +28,12 @@
 // >= T_lo (about 1.3k of them), the levels above run on those keys alone, and
 // the result is written from the kept pairs, already in index order. If the
 // sample misled (fewer than k kept, or more than the room for them: ties,
-// adversarial order), the pass stops or its result is dropped and the
-// passes above run: the same set either way.
+// adversarial order), the pass stops or its result is dropped. When it
+// stopped for want of room (ties: all-equal or few-distinct inputs), the
+// sample's own k-th largest key is tried as T: one counting pass gives the
+// keys above it (G) and equal to it (E); if G < k <= G + E it is T, and the
+// final pass (which stops at the k-th index) follows. Otherwise the passes
+// above run: the same set either way.
 //
 // The vector targets compute histogram bins 4 vectors at a time (the junk
 // bin for keys outside the prefix); when the prefix holds under 1/8 of x, and
@@ -205,6 +209,15 @@ struct Select<ScalarArch> {
             return false;
         }
     };
+    // How many keys are above t and equal to t.
+    static void count(const float* x, size_t i0, size_t n, uint32_t t, uint64_t* above,
+                      uint64_t* equal) {
+        for (size_t i = i0; i < n; ++i) {
+            const uint32_t key = topk_key(x[i]);
+            *above += key > t;
+            *equal += key == t;
+        }
+    }
     // False when the room ran out.
     static bool keep(const float* x, size_t i0, size_t n, TopkKept& kept) {
         for (size_t i = i0; i < n; ++i)
@@ -230,6 +243,9 @@ struct Select<ScalarArch> {
         static void emit(const float* x, size_t n, TopkEmit& e) { Select::emit(x, 0, n, e); }
         static bool keep(const float* x, size_t n, TopkKept& kept) {
             return Select::keep(x, 0, n, kept);
+        }
+        static void count(const float* x, size_t n, uint32_t t, uint64_t* above, uint64_t* equal) {
+            Select::count(x, 0, n, t, above, equal);
         }
     };
 
@@ -319,7 +335,19 @@ struct Select<ScalarArch> {
         const size_t cap = topk_candidates(n, k);
         uint32_t* key = reinterpret_cast<uint32_t*>(base + kTopkScratchBytes);
         TopkKept kept{key, key + cap, 0, cap, sample[kS - rank]};
-        if (!Sc::keep(x, n, kept) || kept.count < k) return false;
+        if (!Sc::keep(x, n, kept)) {
+            // No room: ties. The sample's k-th largest key, if x agrees, is T.
+            const size_t at = size_t((double(k) * double(kS) + double(n) - 1) / double(n));
+            std::nth_element(sample, sample + (kS - at), sample + kS);
+            const uint32_t t = sample[kS - at];
+            uint64_t above = 0, equal = 0;
+            Sc::count(x, n, t, &above, &equal);
+            if (!(above < k && k <= above + equal)) return false;
+            TopkEmit e{idx, 0, k, t, k - above};
+            Sc::emit(x, n, e);
+            return true;
+        }
+        if (kept.count < k) return false;
         // T and rem among the kept keys (a copy: the levels narrow it), then
         // the indices from the kept pairs, which are in index order.
         uint32_t* work = key + 2 * cap;
@@ -513,6 +541,29 @@ struct Select : VecBase<Arch> {
                 x, n, [&](const I& key) { return key > below; },
                 [&](size_t j) { return S::emit1(x, j, e); }, stop);
             if (!stop) S::emit(x, i, n, e);
+        }
+        static void count(const float* x, size_t n, uint32_t t, uint64_t* above,
+                          uint64_t* equal) {
+            // Per-lane counts in 32 bits, folded every 2^20 blocks (no overflow).
+            const I tv = c32(t), one(1), zero(0);
+            size_t i = 0;
+            while (i + W <= n) {
+                I a(0), e(0);
+                const size_t stop = std::min(n - (n - i) % W, i + (size_t(1) << 20) * W);
+                for (; i < stop; i += W) {
+                    const I key = key_of(x + i);
+                    a = a + O::blend(key > tv, one, zero);
+                    e = e + O::blend(key == tv, one, zero);
+                }
+                alignas(64) int32_t la[W], le[W];
+                a.store_aligned(la);
+                e.store_aligned(le);
+                for (size_t j = 0; j < W; ++j) {
+                    *above += uint32_t(la[j]);
+                    *equal += uint32_t(le[j]);
+                }
+            }
+            S::count(x, i, n, t, above, equal);
         }
         static bool keep(const float* x, size_t n, typename S::TopkKept& kept) {
             const I below(static_cast<int32_t>(kept.lo) - 1);  // key >= lo; lo - 1 >= -1

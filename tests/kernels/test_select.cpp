@@ -203,9 +203,10 @@ TEST_P(KernelTest, TopkSelectEveryK) {
 
 // The one-pass path (n >= 2^22, k <= n/16, room for its candidates) on
 // inputs where the sample is right (normal, sorted magnitudes), where ties
-// overflow the room (all equal, few distinct: the pass gives up), and where
-// the sample misses every large value (they sit between the sampled runs:
-// fewer than k are kept and the passes of the general path run). The
+// overflow the room (all equal, few distinct: the sample's k-th key is
+// checked by counting and taken), and where the sample misses every large
+// value (they sit between the sampled runs: fewer than k are kept, or the
+// count refutes the guessed tie, and the passes of the general path run). The
 // references are computed once for all targets.
 TEST_P(KernelTest, TopkSelectOnePass) {
     const size_t n = kern::kTopkSampledMinN + 37;
@@ -213,11 +214,15 @@ TEST_P(KernelTest, TopkSelectOnePass) {
     std::sort(sorted.begin(), sorted.end(), [](float a, float b) { return std::fabs(a) < std::fabs(b); });
     std::vector<float> hidden = input(kNormal, n, 4);
     const size_t stride = (n - 1024) / 63;  // the sampled runs start at multiples of it
+    std::vector<float> hidden_ties(n, 1.0f);  // ties, and the sample misses what is above them
     for (size_t i = 0; i < n; ++i)
-        if (i % stride >= 1024 && i % 97 == 0) hidden[i] *= 1000.0f;
+        if (i % stride >= 1024 && i % 97 == 0) {
+            hidden[i] *= 1000.0f;
+            hidden_ties[i] = 2.0f + float(i % 5);
+        }
     const std::vector<std::pair<const char*, std::vector<float>>> inputs = {
         {"normal", input(kNormal, n, 2)}, {"sorted", sorted}, {"hidden", hidden},
-        {"all_equal", std::vector<float>(n, -1.5f)}, {"few_distinct", from_set(n, {0.0f, 1.0f, -2.0f, 0.5f}, 9)},
+        {"hidden_ties", hidden_ties}, {"all_equal", std::vector<float>(n, -1.5f)}, {"few_distinct", from_set(n, {0.0f, 1.0f, -2.0f, 0.5f}, 9)},
     };
     static std::map<std::pair<size_t, size_t>, std::vector<uint32_t>> refs;
     for (size_t d = 0; d < inputs.size(); ++d) {
