@@ -2,8 +2,9 @@
 // gw_server_round. Both promise the bits of the one-frame-at-a-time calls
 // (gw_decode_accumulate in turn; M pushes then a step) while tiling the work,
 // and that a rejected call changes nothing. Sizes cross several 16K-element
-// tiles, and block sizes that are not multiples of 8 put tile boundaries in
-// the middle of a block's sign bytes.
+// tiles, block sizes that are not multiples of 8 put tile boundaries in the
+// middle of a block's sign bytes, and runs of more than 8 sign frames are
+// split across kern::sign_accumulate_n calls.
 #include <cfloat>
 #include <cmath>
 #include <memory>
@@ -60,7 +61,7 @@ TEST(Many, TiledSumMatchesFrameByFrameOnEveryTarget) {
                                  return id;
                              }()));
                 std::vector<Frame> frames;
-                for (uint32_t j = 0; j < 3; ++j) frames.push_back(gwtest::encode(c, random_floats(n, 40 + j)));
+                for (uint32_t j = 0; j < 11; ++j) frames.push_back(gwtest::encode(c, random_floats(n, 40 + j)));
                 const Vec acc0 = random_floats(n, 7);
                 Vec acc = acc0;
                 Frames f(frames);

@@ -75,6 +75,12 @@ struct Codec {
     // summed tile by tile while the accumulator stays in cache.
     void (*accumulate_range)(const CodecParams& p, const uint8_t* payload, uint64_t n,
                              uint64_t lo, uint64_t hi, float alpha, float* acc);
+    // Optional (null: never). True if elements [lo, hi) of a checked payload
+    // decode to +-s, s >= 0, from the bits starting at bit 0 of *bits (bit set:
+    // -s); sets *bits and *s. Lets the frames of a round be summed by one
+    // kern::sign_accumulate_n pass. lo, hi as for accumulate_range.
+    bool (*sign_range)(const CodecParams& p, const uint8_t* payload, uint64_t n, uint64_t lo,
+                       uint64_t hi, const uint8_t** bits, float* s);
 };
 
 // Registry: nullptr for an unknown id; the list of built-in codecs.

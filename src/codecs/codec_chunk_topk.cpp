@@ -50,6 +50,6 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 extern const Codec kChunkTopkCodec = {
     GW_CODEC_CHUNK_TOPK, "chunk_topk", kParams, 5, nullptr, max_payload, encode, check,
-    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr};
+    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr, nullptr};
 
 }  // namespace gw

@@ -64,7 +64,7 @@ template <gw_codec_id Id>
 constexpr Codec half_codec(const char* name) {
     return Codec{Id,         name,       nullptr,    0,
                  nullptr,    max_payload, encode<Id>, check<Id>,
-                 decode<Id>, accumulate<Id>, accumulate_range<Id>};
+                 decode<Id>, accumulate<Id>, accumulate_range<Id>, nullptr};
 }
 
 }  // namespace

@@ -47,6 +47,6 @@ void accumulate_range(const CodecParams&, const uint8_t* payload, uint64_t, uint
 
 extern const Codec kIdentityCodec = {GW_CODEC_IDENTITY, "identity", nullptr,   0,
                                      nullptr,           max_payload, encode,  check,
-                                     decode,            accumulate, accumulate_range};
+                                     decode,            accumulate, accumulate_range, nullptr};
 
 }  // namespace gw

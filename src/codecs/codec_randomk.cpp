@@ -121,6 +121,6 @@ void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, 
 }  // namespace
 
 extern const Codec kRandomkCodec = {GW_CODEC_RANDOMK, "randomk", kParams, 3, nullptr,
-                                    max_payload, encode, check, decode, accumulate, nullptr};
+                                    max_payload, encode, check, decode, accumulate, nullptr, nullptr};
 
 }  // namespace gw

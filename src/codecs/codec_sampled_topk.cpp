@@ -119,6 +119,6 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 extern const Codec kSampledTopkCodec = {
     GW_CODEC_SAMPLED_TOPK, "sampled_topk", kParams, 5, nullptr, max_payload, encode, check,
-    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr};
+    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr, nullptr};
 
 }  // namespace gw

@@ -147,11 +147,22 @@ void accumulate_range(const CodecParams& p, const uint8_t* payload, uint64_t n, 
     }
 }
 
+// One block holds the whole range and the range starts on a byte of its bits.
+bool sign_range(const CodecParams& p, const uint8_t* payload, uint64_t n, uint64_t lo,
+                uint64_t hi, const uint8_t** bits, float* s) {
+    const Layout l = layout(p, n);
+    const uint64_t b = lo / l.block, first = b * l.block;
+    if (hi > first + block_len(l, n, b) || (lo - first) % 8 != 0) return false;
+    *bits = payload + 4 * l.blocks + b * l.block_bytes + (lo - first) / 8;
+    *s = load_le<float>(payload + 4 * b);
+    return true;
+}
+
 }  // namespace
 
 extern const Codec kScaledSignCodec = {GW_CODEC_SCALED_SIGN, "scaled_sign", kParams,   1,
                                        nullptr,    max_payload, encode,    check,
-                                       decode,     accumulate,  accumulate_range};
+                                       decode,     accumulate,  accumulate_range, sign_range};
 
 gw_status scaled_sign_phi(const float* x, uint64_t n, uint32_t block_size, double* phi) {
     const kern::Table& t = kern::active();

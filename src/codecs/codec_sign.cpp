@@ -45,10 +45,17 @@ void accumulate_range(const CodecParams&, const uint8_t* payload, uint64_t, uint
     kern::active().sign_accumulate(payload + lo / 8, hi - lo, alpha, acc);
 }
 
+bool sign_range(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t lo, uint64_t,
+                const uint8_t** bits, float* s) {
+    *bits = payload + lo / 8;
+    *s = 1.0f;
+    return true;
+}
+
 }  // namespace
 
 extern const Codec kSignCodec = {GW_CODEC_SIGN, "sign",     nullptr, 0,      nullptr,
                                  max_payload,   encode,     check,   decode, accumulate,
-                                 accumulate_range};
+                                 accumulate_range, sign_range};
 
 }  // namespace gw

@@ -184,6 +184,6 @@ void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t
 }  // namespace
 
 extern const Codec kSparseQuantCodec = {GW_CODEC_SPARSE_QUANT, "sparse_quant", kParams, 3,
-                                        validate, max_payload, encode, check, decode, accumulate, nullptr};
+                                        validate, max_payload, encode, check, decode, accumulate, nullptr, nullptr};
 
 }  // namespace gw

@@ -56,6 +56,6 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 extern const Codec kThresholdCodec = {
     GW_CODEC_THRESHOLD, "threshold", kParams, 3, nullptr, max_payload, encode, check,
-    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr};
+    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr, nullptr};
 
 }  // namespace gw

@@ -51,6 +51,6 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 extern const Codec kTopkCodec = {
     GW_CODEC_TOPK, "topk", kParams, 4, nullptr, max_payload, encode, check,
-    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr};
+    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr, nullptr};
 
 }  // namespace gw

@@ -1,12 +1,34 @@
 #include "frame/many.hpp"
 
+#include "kernels/kernels.hpp"
+
 namespace gw::frame {
 
+// Runs of sign-bit frames (sign, scaled sign in one block) go through
+// kern::sign_accumulate_n, up to kSignAccumulateMax at a time: the tile is
+// loaded and stored once per run instead of once per frame.
 void add_tile(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha, float* tile) {
+    const kern::Table& t = kern::active();
+    const uint8_t* bits[kern::kSignAccumulateMax];
+    float v[kern::kSignAccumulateMax];
+    size_t run = 0;
+    auto flush = [&] {
+        if (run) t.sign_accumulate_n(bits, v, run, len, tile);
+        run = 0;
+    };
     for (size_t j = 0; j < m.count; ++j) {
-        const View& v = m.views[j];
-        v.params.codec->accumulate_range(v.params, v.payload, n, off, off + len, alpha, tile);
+        const View& f = m.views[j];
+        const Codec& c = *f.params.codec;
+        float s = 0.0f;
+        if (c.sign_range && c.sign_range(f.params, f.payload, n, off, off + len, &bits[run], &s)) {
+            v[run++] = alpha * s;  // what accumulate adds: +-(alpha * s)
+            if (run == kern::kSignAccumulateMax) flush();
+            continue;
+        }
+        flush();
+        c.accumulate_range(f.params, f.payload, n, off, off + len, alpha, tile);
     }
+    flush();
 }
 
 void add_all(const Many& m, uint64_t n, float alpha, float* acc, Scratch& stage) {

@@ -24,6 +24,9 @@ struct EfCoef {
 // and a buffer of up to 65536 candidate keys (see src/kernels/select.hpp).
 constexpr size_t kTopkScratchBytes = 304 * 1024;
 
+// Most bit fields one sign_accumulate_n call takes.
+constexpr size_t kSignAccumulateMax = 8;
+
 // topk_select's one-pass path (select.hpp): for n >= 2^22 and k <= n/16 a
 // sample of x gives a threshold below the k-th largest key, one pass keeps
 // the (key, index) of every element above it, and the exact selection runs
@@ -73,6 +76,11 @@ struct Table {
     void (*sign_unpack)(const uint8_t* bits, size_t n, float s, float* out);
     // acc[i] = acc[i] + (bit_i ? -v : v)
     void (*sign_accumulate)(const uint8_t* bits, size_t n, float v, float* acc);
+    // sign_accumulate of m <= kSignAccumulateMax bit fields in order, in one
+    // pass: acc[i] = (...(acc[i] + q_0[i]) + ...) + q_{m-1}[i], q_j[i] =
+    // bit_i(bits[j]) ? -v[j] : v[j]; the same bits as m calls in turn.
+    void (*sign_accumulate_n)(const uint8_t* const* bits, const float* v, size_t m, size_t n,
+                              float* acc);
 
     // acc[i] = acc[i] + alpha * x[i]   (t = alpha*x; acc = acc + t). x may be unaligned.
     void (*axpy)(float alpha, const void* x, float* acc, size_t n);

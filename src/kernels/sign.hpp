@@ -77,6 +77,16 @@ struct Sign<ScalarArch> {
     static void sign_accumulate(const uint8_t* bits, size_t n, float v, float* acc) {
         sign_accumulate_range(bits, 0, n, v, acc);
     }
+    // Elements are independent: field after field over [i0, n) is the same
+    // per-element order as field after field over everything.
+    static void sign_accumulate_n_range(const uint8_t* const* bits, const float* v, size_t m,
+                                        size_t i0, size_t n, float* acc) {
+        for (size_t j = 0; j < m; ++j) sign_accumulate_range(bits[j], i0, n, v[j], acc);
+    }
+    static void sign_accumulate_n(const uint8_t* const* bits, const float* v, size_t m, size_t n,
+                                  float* acc) {
+        sign_accumulate_n_range(bits, v, m, 0, n, acc);
+    }
 };
 
 #if defined(GW_KERN_XSIMD)
@@ -181,6 +191,30 @@ struct Sign : VecBase<Arch> {
         });
         S::sign_accumulate_range(bits, i, n, v, acc);
     }
+
+    // Each vector of acc is loaded once, takes its m terms in field order,
+    // and is stored once.
+    static void sign_accumulate_n(const uint8_t* const* bits, const float* v, size_t m, size_t n,
+                                  float* acc) {
+        F pos[kSignAccumulateMax], neg[kSignAccumulateMax];
+        for (size_t j = 0; j < m; ++j) {
+            pos[j] = F(v[j]);
+            neg[j] = F(-v[j]);
+        }
+        size_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            uint64_t word[kSignAccumulateMax];
+            for (size_t j = 0; j < m; ++j) std::memcpy(&word[j], bits[j] + i / 8, 8);
+            unroll<64 / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                F a = loadf(acc + i + K * W);
+                for (size_t j = 0; j < m; ++j)
+                    a = a + xsimd::select(O::expand(uint32_t(word[j] >> (K * W))), neg[j], pos[j]);
+                a.store_unaligned(acc + i + K * W);
+            });
+        }
+        S::sign_accumulate_n_range(bits, v, m, i, n, acc);
+    }
 };
 #endif  // GW_KERN_XSIMD
 
@@ -191,6 +225,7 @@ constexpr void sign_entries(Table& t) {
     t.sign_pack_residual = &K::sign_pack_residual;
     t.sign_unpack = &K::sign_unpack;
     t.sign_accumulate = &K::sign_accumulate;
+    t.sign_accumulate_n = &K::sign_accumulate_n;
 }
 
 }  // namespace

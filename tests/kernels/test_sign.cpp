@@ -1,8 +1,10 @@
 // Kernel family "sign" (src/kernels/sign.hpp) on every SIMD target, bit for
 // bit against ref_sign.hpp: sign_pack, sign_pack_residual, sign_unpack,
-// sign_accumulate.
+// sign_accumulate, sign_accumulate_n.
 #include "fixture.hpp"
 #include "ref_sign.hpp"
+
+#include <memory>
 
 namespace gw::ktest {
 namespace {
@@ -126,6 +128,40 @@ TEST_P(KernelTest, SignAccumulate) {
             t_->sign_accumulate(in.data(), c.n, v, acc.f());
             ref::sign_accumulate(b.data(), c.n, v, want.data());
             EXPECT_TRUE(same_floats(acc.f(), want.data(), c.n)) << "v=" << v;
+            EXPECT_TRUE(acc.guards_intact());
+        }
+        if (HasFailure()) return;
+    }
+}
+
+// m fields at once == m sign_accumulate calls in turn (each field different:
+// the case's bits rotated by j bytes and flipped by a pattern; values of both
+// signs, tiny, and zero, whose -v is -0).
+TEST_P(KernelTest, SignAccumulateN) {
+    const float values[] = {0.125f, -3.0f, 1e-20f, 0.0f, 7.5f, -0.25f, 2.0f, 1e30f};
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const std::vector<uint8_t> b = bits_for(c);
+        const auto& acc0 = input(c.dist, c.n, 1);
+        std::vector<std::vector<uint8_t>> fields(kern::kSignAccumulateMax);
+        std::vector<std::unique_ptr<Exact>> held;
+        std::vector<const uint8_t*> ptr;
+        for (size_t j = 0; j < fields.size(); ++j) {
+            fields[j] = b;
+            for (size_t i = 0; i < b.size(); ++i)
+                fields[j][i] = uint8_t(b[(i + j) % b.size()] ^ (0x5A * j));
+            if (c.n % 8 != 0) fields[j].back() &= uint8_t(0xFF >> (8 - c.n % 8));
+            held.emplace_back(new Exact(fields[j].data(), fields[j].size(), (c.bmis + j) % 8));
+            ptr.push_back(held.back()->data());
+        }
+        for (size_t m : {size_t(1), size_t(2), size_t(3), kern::kSignAccumulateMax}) {
+            Guarded acc(4 * c.n, 4 * c.fmis);
+            acc.fill_from(acc0.data());
+            std::vector<float> want(acc0);
+            t_->sign_accumulate_n(ptr.data(), values, m, c.n, acc.f());
+            for (size_t j = 0; j < m; ++j)
+                ref::sign_accumulate(fields[j].data(), c.n, values[j], want.data());
+            EXPECT_TRUE(same_floats(acc.f(), want.data(), c.n)) << "m=" << m;
             EXPECT_TRUE(acc.guards_intact());
         }
         if (HasFailure()) return;
