@@ -541,6 +541,7 @@ std::vector<int64_t>& sizes() {
 // Records real time per run so the ratios can be printed after the table.
 class RatioReporter : public benchmark::ConsoleReporter {
   public:
+    RatioReporter() : benchmark::ConsoleReporter(OO_None) {}  // plain text (logs, pipes)
     void ReportRuns(const std::vector<Run>& runs) override {
         for (const Run& r : runs) {
             if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
