@@ -22,8 +22,10 @@ GROUPS = [
                  "kernel/topk_select_0.10%", "kernel/topk_select_1.00%"]),
     ("state machines", ["worker_step/none_tensor", "worker_step/nesterov_tensor",
                         "worker_step/nesterov_block4096", "worker_step/signum_tensor",
-                        "server_round/M4", "decode_accumulate_x8/scaled_sign",
                         "lags_step/topk0.1%", "asylpg/worker_step_b4"]),
+    ("many frames", ["decode_accumulate/scaled_sign", "decode_accumulate_x8/scaled_sign",
+                     "decode_accumulate_many_x8/scaled_sign", "server_round/M4",
+                     "server_round_call/M4"]),
     ("codecs", ["encode/scaled_sign", "decode_accumulate/scaled_sign", "encode/fp16",
                 "encode/topk", "encode/quant", "decode/quant", "encode/qsgd",
                 "encode/sparse_quant"]),
@@ -42,7 +44,7 @@ def main():
         op, n = name.rsplit("/", 1)
         t = b["real_time"] * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[b["time_unit"]]
         series[op][int(n)] = t / int(n)
-    fig, axes = plt.subplots(1, len(GROUPS), figsize=(6 * len(GROUPS), 4.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(GROUPS), figsize=(5.5 * len(GROUPS), 4.8), squeeze=False)
     for ax, (title, ops) in zip(axes[0], GROUPS):
         for base, style in zip(BASES, [":", "-.", "--"]):
             if base in series:
