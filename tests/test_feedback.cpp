@@ -57,35 +57,7 @@ struct Worker {
     }
 };
 
-struct Server {
-    gw_server* h = nullptr;
-    std::vector<uint8_t> frame;
-    // check_tag off by default: most tests push stateless frames (tag 0).
-    Server(uint64_t total, uint64_t offset, uint64_t length, uint32_t m, const gw_codec_spec* c,
-           int ef, int check_tag = 0, const gw_codec_spec* expect = nullptr) {
-        gw_server_options o = GW_SERVER_OPTIONS_INIT;
-        o.total = total;
-        o.offset = offset;
-        o.length = length;
-        o.num_workers = m;
-        o.error_feedback = ef;
-        o.check_tag = check_tag;
-        EXPECT_EQ(gw_server_create(&h, &o, c, expect), GW_OK);
-        size_t bound = 0;
-        gw_server_frame_bound(h, &bound);
-        frame.resize(bound);
-    }
-    ~Server() { gw_server_free(h); }
-    Server(const Server&) = delete;
-    Server& operator=(const Server&) = delete;
-    gw_status step(float lr) {
-        size_t written = 0;
-        frame.resize(frame.capacity());
-        gw_status st = gw_server_step(h, lr, frame.data(), frame.size(), &written);
-        if (st == GW_OK) frame.resize(written);
-        return st;
-    }
-};
+using gwtest::Server;
 
 Vec decode(const std::vector<uint8_t>& f, size_t n) {
     Vec out(n);

@@ -21,16 +21,7 @@ using Frame = std::vector<uint8_t>;
 
 namespace {
 
-struct Frames {
-    std::vector<const void*> ptr;
-    std::vector<size_t> size;
-    explicit Frames(const std::vector<Frame>& f) {
-        for (const Frame& x : f) {
-            ptr.push_back(x.data());
-            size.push_back(x.size());
-        }
-    }
-};
+using gwtest::Frames;
 
 // acc after gw_decode_accumulate of every frame in turn.
 Vec sequential(const std::vector<Frame>& frames, float alpha, Vec acc) {
@@ -160,57 +151,7 @@ TEST(Many, RejectedCallsLeaveTheAccumulatorUntouched) {
     EXPECT_TRUE(bits_equal(acc, acc0));
 }
 
-struct Server {
-    gw_server* h = nullptr;
-    Frame frame;
-    Server(uint64_t total, uint64_t offset, uint64_t length, uint32_t m, const gw_codec_spec* c,
-           int ef, int check_tag = 0, const gw_codec_spec* expect = nullptr) {
-        gw_server_options o = GW_SERVER_OPTIONS_INIT;
-        o.total = total;
-        o.offset = offset;
-        o.length = length;
-        o.num_workers = m;
-        o.error_feedback = ef;
-        o.check_tag = check_tag;
-        EXPECT_EQ(gw_server_create(&h, &o, c, expect), GW_OK);
-        size_t bound = 0;
-        gw_server_frame_bound(h, &bound);
-        frame.resize(bound);
-    }
-    ~Server() { gw_server_free(h); }
-    Server(const Server&) = delete;
-    Server& operator=(const Server&) = delete;
-    gw_status push_step(const std::vector<Frame>& frames, float lr) {
-        for (const Frame& f : frames) {
-            const gw_status st = gw_server_push(h, f.data(), f.size());
-            if (st != GW_OK) return st;
-        }
-        size_t written = 0;
-        frame.resize(frame.capacity());
-        const gw_status st = gw_server_step(h, lr, frame.data(), frame.size(), &written);
-        if (st == GW_OK) frame.resize(written);
-        return st;
-    }
-    gw_status round(const std::vector<Frame>& frames, float lr, size_t* bad = nullptr) {
-        Frames f(frames);
-        size_t written = 0;
-        frame.resize(frame.capacity());
-        const gw_status st = gw_server_round(h, f.ptr.data(), f.size.data(), frames.size(), lr,
-                                             frame.data(), frame.size(), &written, bad);
-        if (st == GW_OK) frame.resize(written);
-        return st;
-    }
-    Vec residual(uint64_t n) const {
-        Vec e(n);
-        EXPECT_EQ(gw_server_residual(h, e.data(), n), GW_OK);
-        return e;
-    }
-    uint64_t steps() const {
-        uint64_t s = 0;
-        gw_server_step_count(h, &s);
-        return s;
-    }
-};
+using gwtest::Server;
 
 float lr_at(int t) { return t < 3 ? 0.05f * (t + 1) : 0.2f * std::pow(0.9f, float(t)); }
 

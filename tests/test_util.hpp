@@ -75,6 +75,77 @@ inline std::map<std::string, std::vector<float>> selection_inputs(size_t n) {
     return m;
 }
 
+// Pointers and sizes of a list of frames, for the many-frame calls.
+struct Frames {
+    std::vector<const void*> ptr;
+    std::vector<size_t> size;
+    explicit Frames(const std::vector<std::vector<uint8_t>>& f) {
+        for (const auto& x : f) {
+            ptr.push_back(x.data());
+            size.push_back(x.size());
+        }
+    }
+};
+
+// A server handle (check_tag off by default: most tests push stateless
+// frames, tag 0) with its last broadcast frame.
+struct Server {
+    gw_server* h = nullptr;
+    std::vector<uint8_t> frame;
+    Server(uint64_t total, uint64_t offset, uint64_t length, uint32_t m, const gw_codec_spec* c,
+           int ef, int check_tag = 0, const gw_codec_spec* expect = nullptr) {
+        gw_server_options o = GW_SERVER_OPTIONS_INIT;
+        o.total = total;
+        o.offset = offset;
+        o.length = length;
+        o.num_workers = m;
+        o.error_feedback = ef;
+        o.check_tag = check_tag;
+        EXPECT_EQ(gw_server_create(&h, &o, c, expect), GW_OK);
+        size_t bound = 0;
+        gw_server_frame_bound(h, &bound);
+        frame.resize(bound);
+    }
+    ~Server() { gw_server_free(h); }
+    Server(const Server&) = delete;
+    Server& operator=(const Server&) = delete;
+    gw_status step(float lr) {
+        size_t written = 0;
+        frame.resize(frame.capacity());
+        const gw_status st = gw_server_step(h, lr, frame.data(), frame.size(), &written);
+        if (st == GW_OK) frame.resize(written);
+        return st;
+    }
+    // Every frame pushed, then the step.
+    gw_status push_step(const std::vector<std::vector<uint8_t>>& frames, float lr) {
+        for (const auto& f : frames) {
+            const gw_status st = gw_server_push(h, f.data(), f.size());
+            if (st != GW_OK) return st;
+        }
+        return step(lr);
+    }
+    gw_status round(const std::vector<std::vector<uint8_t>>& frames, float lr,
+                    size_t* bad = nullptr) {
+        Frames f(frames);
+        size_t written = 0;
+        frame.resize(frame.capacity());
+        const gw_status st = gw_server_round(h, f.ptr.data(), f.size.data(), frames.size(), lr,
+                                             frame.data(), frame.size(), &written, bad);
+        if (st == GW_OK) frame.resize(written);
+        return st;
+    }
+    std::vector<float> residual(uint64_t n) const {
+        std::vector<float> e(n);
+        EXPECT_EQ(gw_server_residual(h, e.data(), n), GW_OK);
+        return e;
+    }
+    uint64_t steps() const {
+        uint64_t s = 0;
+        gw_server_step_count(h, &s);
+        return s;
+    }
+};
+
 inline bool bits_equal(const float* a, const float* b, size_t n) {
     return n == 0 || std::memcmp(a, b, n * sizeof(float)) == 0;
 }
