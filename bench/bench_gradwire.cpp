@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "gradwire.h"
+#include "codecs/chunk_select.hpp"
 #include "kernels/kernels.hpp"
 
 namespace {
@@ -205,6 +206,21 @@ void kernels() {
                 return [=] { T().topk_select(x->get(), n, k, idx->get(), s->get(), bytes); };
             });
     }
+}
+
+// The chunk-wise selection alone (ScaleCom's, the chunk_topk and index
+// codecs' first stage): k = 1% in chunks of 4096 and 65536 elements.
+void selections() {
+    for (uint64_t chunk : {4096u, 65536u})
+        add("select/chunk_topk_1%_c" + std::to_string(chunk), 4, [chunk](size_t n) {
+            auto x = std::make_shared<Buf<float>>(normal(n, 1));
+            const uint64_t k = std::max<uint64_t>(1, n / 100);
+            auto idx = std::make_shared<Buf<uint32_t>>(alloc<uint32_t>(gw::chunks::total_k(k, n, chunk)));
+            auto s = std::make_shared<Buf<uint8_t>>(alloc<uint8_t>(gw::kern::kTopkScratchBytes));
+            return [=] {
+                benchmark::DoNotOptimize(gw::chunks::select(x->get(), n, k, chunk, idx->get(), s->get()));
+            };
+        });
 }
 
 // Every codec: encode, decode, decode_accumulate through the C API.
@@ -600,6 +616,7 @@ int main(int argc, char** argv) {
     int ac = static_cast<int>(args.size());
     baselines();
     kernels();
+    selections();
     codecs();
     machines();
     two_threads();

@@ -285,8 +285,9 @@ struct Select<ScalarArch> {
                 f.prefix = r.lo;
                 break;
             }
-            // The bin holding the rem-th largest, from the top, and its count.
-            uint32_t b = f.bmask;
+            // The bin holding the rem-th largest, from the largest key's bin
+            // down (the bins above it are empty), and its count.
+            uint32_t b = (r.hi >> f.shift) & f.bmask;
             uint64_t count = 0;
             for (;; --b) {
                 count = 0;

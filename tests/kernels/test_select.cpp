@@ -2,7 +2,8 @@
 // against ref_select.hpp (nth_element on (key desc, index asc)): topk_select
 // on every input distribution of the fixture, ties, all-equal and
 // few-distinct inputs (which force the re-scan paths), one huge value, zeros
-// and -0, denormals, k from 0 to n, n from 1 to ~1e6, misaligned x.
+// and -0, denormals, k from 0 to n, n from 1 to ~1e6, misaligned x; inputs
+// ordered to defeat shortcuts, and the one-pass path.
 #include "fixture.hpp"
 #include "ref_select.hpp"
 
@@ -198,6 +199,30 @@ TEST_P(KernelTest, TopkSelectEveryK) {
         if (n % 3 == 0) x = input(kNormal, n, 2);
         for (size_t k = 0; k <= n; ++k) EXPECT_TRUE(check_topk(*t_, x, k, n % 4));
         if (HasFailure()) return;
+    }
+}
+
+// Chunk-sized inputs in orders that defeat shortcuts: magnitudes falling,
+// rising, rising in runs, three keys in a cycle, normal; k up to n/8 + 1.
+TEST_P(KernelTest, TopkSelectSmallOrders) {
+    for (size_t n : {size_t(64), size_t(4096), size_t(4099), size_t(65536)}) {
+        std::vector<float> rising(n), falling(n), runs(n), ties(n);
+        const std::vector<float>& noise = input(kNormal, n, 5);
+        for (size_t i = 0; i < n; ++i) {
+            rising[i] = (i % 2 ? -1.0f : 1.0f) * float(i + 1);
+            falling[i] = float(n - i) * 0.5f;
+            runs[i] = float(i % 512) + noise[i];
+            ties[i] = float((i * 7) % 5) - 2.0f;  // keys 0, 1, 2, each many times
+        }
+        const std::vector<std::pair<const char*, const std::vector<float>*>> inputs = {
+            {"rising", &rising}, {"falling", &falling}, {"runs", &runs}, {"ties", &ties},
+            {"normal", &noise}};
+        for (const auto& in : inputs) {
+            SCOPED_TRACE(std::string(in.first) + " n=" + std::to_string(n));
+            for (size_t k : {size_t(1), size_t(7), n / 100 + 1, n / 16, n / 8, n / 8 + 1})
+                EXPECT_TRUE(check_topk(*t_, *in.second, k, k % 4));
+            if (HasFailure()) return;
+        }
     }
 }
 
