@@ -36,6 +36,12 @@ constexpr size_t topk_candidates(size_t n, size_t k) { return 2 * k + 64 * (n >>
 constexpr bool topk_sampled(size_t n, size_t k) {
     return n >= kTopkSampledMinN && k >= 1 && k <= n / 16;
 }
+// topk_select's small path (select.hpp): for 1024 <= n <= 65536 and k <= n/16
+// a sample of every 8th key gives the threshold of the one-pass path, whose
+// kept pairs fit in kTopkScratchBytes.
+constexpr bool topk_small(size_t n, size_t k) {
+    return n >= 1024 && n <= 65536 && k >= 1 && k <= n / 16;
+}
 // Scratch for the fastest topk_select on (n, k): kTopkScratchBytes, plus the
 // candidates when the one-pass path applies.
 constexpr size_t topk_scratch_bytes(size_t n, size_t k) {

@@ -35,6 +35,16 @@
 // final pass (which stops at the k-th index) follows. Otherwise the passes
 // above run: the same set either way.
 //
+// Chunk-sized inputs (kernels.hpp, topk_small: 1024 <= n <= 65536, k <= n/16),
+// where four cleared 2048-bin histograms and a histogram of every element
+// would cost more than the data: every 8th key is counted in one histogram
+// of the first digit, whose bins from the top give a T_lo (a bin's lower
+// edge) with 1.25 times the expected sample rank of the k-th largest plus
+// three standard deviations above it; one pass keeps (key, index) of every
+// element with key >= T_lo in the scratch, and the rest is the one-pass
+// path's. Fewer than k kept, or more than fit (ties, adversarial order):
+// the radix passes run.
+//
 // The vector targets compute histogram bins 4 vectors at a time (the junk
 // bin for keys outside the prefix); when the prefix holds under 1/8 of x, and
 // in the compaction and final passes, they instead compare 4 vectors of keys
@@ -46,6 +56,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 #include "kernels/common.hpp"
 
@@ -67,6 +78,9 @@ struct TopkLayout {
 };
 static_assert(TopkLayout::kBytes <= kTopkScratchBytes, "kTopkScratchBytes too small");
 static_assert(TopkLayout::kCandOffset % 64 == 0, "candidates 64-byte aligned");
+
+// Candidates few enough for nth_element instead of the remaining levels.
+constexpr size_t kTopkFewCandidates = 512;
 
 // The three digits: (shift, width) of bits 30..20, 19..9, 8..0.
 constexpr uint32_t kTopkShift[3] = {20, 9, 0};
@@ -261,6 +275,18 @@ struct Select<ScalarArch> {
         uint64_t group = compacted ? ncand : n;  // how many keys have the prefix
         TopkFilter f{0, 0, 0, 0};
         for (int level = 0; level < 3; ++level) {
+            if (compacted && ncand <= kTopkFewCandidates) {
+                // Few keys left: nth_element costs less than clearing and
+                // scanning a histogram. T is the rem-th largest of them.
+                std::nth_element(cand, cand + (rem - 1), cand + ncand, std::greater<uint32_t>());
+                // The keys above T all lie before it; rem - their count are equal to T.
+                const uint32_t kth = cand[rem - 1];
+                uint64_t above = 0;
+                for (size_t j = 0; j + 1 < rem; ++j) above += cand[j] > kth;
+                *t = kth;
+                *rem_out = rem - above;
+                return;
+            }
             f.shift = kTopkShift[level];
             f.bmask = (1u << kTopkWidth[level]) - 1;
             // Histogram of this digit over the keys with the prefix (f.pmask
@@ -349,22 +375,55 @@ struct Select<ScalarArch> {
             return true;
         }
         if (kept.count < k) return false;
-        // T and rem among the kept keys (a copy: the levels narrow it), then
-        // the indices from the kept pairs, which are in index order.
-        uint32_t* work = key + 2 * cap;
-        std::memcpy(work, key, kept.count * sizeof *work);
+        from_kept<Sc>(k, sub, kept, key + 2 * cap, idx);
+        return true;
+    }
+
+    // The k indices from kept pairs (every element with key >= some T_lo, at
+    // least k of them, in index order): T and rem among the kept keys (a
+    // copy in work: the levels narrow it), then the pairs in order.
+    template <class Sc>
+    static void from_kept(size_t k, uint32_t* sub, const TopkKept& kept, uint32_t* work,
+                          uint32_t* idx) {
+        std::memcpy(work, kept.key, kept.count * sizeof *work);
         uint32_t t = 0;
         uint64_t eq_left = 0;
-        threshold<Sc>(x, n, k, sub, work, true, kept.count, &t, &eq_left);
+        threshold<Sc>(nullptr, 0, k, sub, work, true, kept.count, &t, &eq_left);
         size_t out = 0;
         for (size_t j = 0; out < k; ++j) {
-            if (key[j] > t) {
+            if (kept.key[j] > t) {
                 idx[out++] = kept.index[j];
-            } else if (key[j] == t && eq_left != 0) {
+            } else if (kept.key[j] == t && eq_left != 0) {
                 idx[out++] = kept.index[j];
                 --eq_left;
             }
         }
+    }
+
+    // The small path (see the top of this file); false if the sample misled.
+    template <class Sc>
+    static bool small(const float* x, size_t n, size_t k, uint32_t* idx, unsigned char* base) {
+        constexpr size_t kStep = 8, kCap = TopkLayout::kCandidates / 3;
+        uint32_t* sub = reinterpret_cast<uint32_t*>(base);
+        std::memset(sub, 0, TopkLayout::kStride * sizeof *sub);
+        uint32_t hi = 0;
+        for (size_t i = 0; i + kStep <= n; i += kStep) {
+            const uint32_t key = topk_key(x[i]);
+            ++sub[key >> kTopkShift[0]];
+            hi = key > hi ? key : hi;
+        }
+        const double expect = double(k) / double(kStep);
+        const uint64_t rank = uint64_t(1.25 * expect + 3.0 * std::sqrt(expect) + 2.0);
+        uint64_t above = 0;
+        uint32_t b = hi >> kTopkShift[0];
+        for (;; --b) {
+            above += sub[b];
+            if (above >= rank || b == 0) break;
+        }
+        uint32_t* key = reinterpret_cast<uint32_t*>(base + TopkLayout::kCandOffset);
+        TopkKept kept{key, key + kCap, 0, kCap, b << kTopkShift[0]};
+        if (!Sc::keep(x, n, kept) || kept.count < k) return false;
+        from_kept<Sc>(k, sub, kept, key + 2 * kCap, idx);
         return true;
     }
 
@@ -380,6 +439,7 @@ struct Select<ScalarArch> {
         if (topk_sampled(n, k) && scratch_bytes >= topk_scratch_bytes(n, k) &&
             sampled<Sc>(x, n, k, idx, base))
             return;
+        if (topk_small(n, k) && small<Sc>(x, n, k, idx, base)) return;
         uint32_t* sub = reinterpret_cast<uint32_t*>(base);
         uint32_t* cand = reinterpret_cast<uint32_t*>(base + TopkLayout::kCandOffset);
         uint32_t t = 0;

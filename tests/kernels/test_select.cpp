@@ -202,21 +202,25 @@ TEST_P(KernelTest, TopkSelectEveryK) {
     }
 }
 
-// Chunk-sized inputs in orders that defeat shortcuts: magnitudes falling,
-// rising, rising in runs, three keys in a cycle, normal; k up to n/8 + 1.
+// Chunk-sized inputs (the small path: 1024 <= n <= 65536, k <= n/16) in
+// orders that defeat shortcuts: magnitudes falling, rising, rising in runs,
+// three keys in a cycle, normal, and large values only where the path
+// samples (every 8th), so that fewer than k are kept for large k and the
+// radix passes run; k up to n/8 + 1.
 TEST_P(KernelTest, TopkSelectSmallOrders) {
-    for (size_t n : {size_t(64), size_t(4096), size_t(4099), size_t(65536)}) {
-        std::vector<float> rising(n), falling(n), runs(n), ties(n);
+    for (size_t n : {size_t(64), size_t(1024), size_t(4096), size_t(4099), size_t(65536)}) {
+        std::vector<float> rising(n), falling(n), runs(n), ties(n), sampled_high(n);
         const std::vector<float>& noise = input(kNormal, n, 5);
         for (size_t i = 0; i < n; ++i) {
             rising[i] = (i % 2 ? -1.0f : 1.0f) * float(i + 1);
             falling[i] = float(n - i) * 0.5f;
             runs[i] = float(i % 512) + noise[i];
             ties[i] = float((i * 7) % 5) - 2.0f;  // keys 0, 1, 2, each many times
+            sampled_high[i] = i % 8 == 0 ? 10.0f + noise[i] : 0.01f * noise[i];
         }
         const std::vector<std::pair<const char*, const std::vector<float>*>> inputs = {
             {"rising", &rising}, {"falling", &falling}, {"runs", &runs}, {"ties", &ties},
-            {"normal", &noise}};
+            {"normal", &noise}, {"sampled_high", &sampled_high}};
         for (const auto& in : inputs) {
             SCOPED_TRACE(std::string(in.first) + " n=" + std::to_string(n));
             for (size_t k : {size_t(1), size_t(7), n / 100 + 1, n / 16, n / 8, n / 8 + 1})
