@@ -215,6 +215,26 @@ TEST(SampledTopk, MatchesTheDefinitionOnEveryTarget) {
     s.set(GW_PARAM_K, 50);
     expect_mass_kept(s, random_floats(20000, 3));
     expect_nonfinite_refused(s, 3000);
+    // No pass of its own finds them: one anywhere passes the threshold, many
+    // fill the sample, and with k = 0 nothing is selected at all.
+    for (size_t bad : {size_t(1), size_t(7), size_t(2999)})
+        for (int64_t k : {int64_t(0), int64_t(1), int64_t(50)}) {
+            Spec sk(GW_CODEC_SAMPLED_TOPK);
+            sk.set(GW_PARAM_K, k);
+            if (k == 0) sk.set(GW_PARAM_DENSITY_PPM, 0);
+            for (size_t first : {size_t(0), size_t(1234), size_t(2999)}) {
+                Vec x = random_floats(3000, 5);
+                for (size_t j = 0; j < bad; ++j)
+                    x[(first + j * 7919) % x.size()] = j % 2 ? -INFINITY : NAN;
+                std::vector<uint8_t> out(8 * x.size() + 200, 0xAB);
+                size_t written = 5;
+                EXPECT_EQ(gw_encode(sk, nullptr, x.data(), GW_DTYPE_F32, x.size(), out.data(),
+                                    out.size(), &written),
+                          GW_ERR_NONFINITE)
+                    << bad << " bad from " << first << ", k " << k;
+                EXPECT_EQ(written, 5u);
+            }
+        }
 }
 
 TEST(SampledTopk, CloseToExactTopk) {

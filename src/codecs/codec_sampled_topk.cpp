@@ -13,6 +13,8 @@
 //         them (a sparse input is sent whole, so a decoded frame re-encodes to
 //         itself)
 //
+// Non-finite input is refused without a pass of its own: the sample is
+// checked, and below a finite threshold every non-finite value is in I.
 // k, value_dtype and zstd as in topk; the payload is the shared sparse
 // payload with nnz <= k (which is all a decoder can check).
 #include <cstring>
@@ -48,9 +50,10 @@ bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
     return true;
 }
 
-// The estimated threshold: the k_s-th largest magnitude of the sample.
-float sampled_threshold(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
-                        uint64_t k, float* sample, uint32_t* sidx, void* work) {
+// The estimated threshold: the k_s-th largest magnitude of the sample; false
+// if the sample holds a non-finite value.
+bool sampled_threshold(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
+                       uint64_t k, float* sample, uint32_t* sidx, void* work, float* thr) {
     const kern::Table& t = kern::active();
     const uint64_t s = sample_size(p, n);
     const float* from = x;
@@ -64,6 +67,7 @@ float sampled_threshold(const CodecParams& p, const EncodeCtx& ctx, const float*
         }
         from = sample;
     }
+    if (!t.all_finite(from, s)) return false;
     uint64_t ks = (k * s + n - 1) / n;
     if (ks > s) ks = s;
     t.topk_select(from, s, ks, sidx, work, kern::kTopkScratchBytes);
@@ -74,16 +78,27 @@ float sampled_threshold(const CodecParams& p, const EncodeCtx& ctx, const float*
         b &= 0x7FFFFFFFu;
         key = b < key ? b : key;
     }
-    float thr;
-    std::memcpy(&thr, &key, 4);
-    return thr;
+    std::memcpy(thr, &key, 4);
+    return true;
+}
+
+// Whether x holds more than k nonzero entries, counted over a prefix that
+// doubles: a dense gradient answers within its first blocks, not a whole pass.
+bool more_nonzero_than(const float* x, uint64_t n, uint64_t k) {
+    uint64_t seen = 0;
+    for (uint64_t at = 0, len = 4096; at < n; at += len, len *= 2) {
+        if (len > n - at) len = n - at;
+        seen += kern::active().threshold_select(x + at, len, 0x1p-149f, nullptr, 0);
+        if (seen > k) return true;
+    }
+    return false;
 }
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
     const kern::Table& t = kern::active();
-    if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
     const uint64_t k = k_of(p, n), s = sample_size(p, n);
+    if (k == 0 && !t.all_finite(x, n)) return GW_ERR_NONFINITE;
     // Scratch: selection work area | sample (s) | its indices (s) | I (n) | values (n) | top k of I (k).
     uint8_t* mem = static_cast<uint8_t*>(
         ctx.scratch->get(kern::kTopkScratchBytes + 8 * s + 8 * n + 4 * k + 8));
@@ -95,16 +110,19 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     uint32_t* sel = reinterpret_cast<uint32_t*>(val + n);
     uint64_t count = 0;
     if (k > 0) {
-        const float thr = sampled_threshold(p, ctx, x, n, k, sample, sidx, mem);
+        // Non-finite values need no pass of their own: their magnitude keys
+        // are above every finite threshold, so all of them pass it.
+        float thr = 0.0f;
+        if (!sampled_threshold(p, ctx, x, n, k, sample, sidx, mem, &thr)) return GW_ERR_NONFINITE;
         count = t.threshold_select(x, n, thr, idx, n);
+        for (uint64_t j = 0; j < count; ++j) val[j] = x[idx[j]];
+        if (!t.all_finite(val, count)) return GW_ERR_NONFINITE;
         if (count > k) {  // too many passed: exact top k among them
-            for (uint64_t j = 0; j < count; ++j) val[j] = x[idx[j]];
             t.topk_select(val, count, k, sel, mem, kern::kTopkScratchBytes);
             for (uint64_t j = 0; j < k; ++j) idx[j] = idx[sel[j]];  // sel is increasing
             count = k;
         } else if (count < k) {  // a sparse input goes whole
-            const uint64_t nonzero = t.threshold_select(x, n, 0x1p-149f, nullptr, 0);
-            if (nonzero <= k) count = t.threshold_select(x, n, 0x1p-149f, idx, n);
+            if (!more_nonzero_than(x, n, k)) count = t.threshold_select(x, n, 0x1p-149f, idx, n);
         }
     }
     sparse::write(p.v[kValueDtype], x, n, idx, val, count, payload, len, residual);

@@ -43,6 +43,21 @@ struct Threshold : VecBase<Arch> {
         // signed compares order them, and kt - 1 >= -1.
         const I below(static_cast<int32_t>(kt) - 1);
         size_t count = 0;
+        if (cap == 0) {  // counting only: hits are popcounts, not calls
+            using O = typename VecBase<Arch>::O;
+            constexpr size_t W = VecBase<Arch>::W;
+            size_t i = 0;
+            for (; i + 4 * W <= n; i += 4 * W) {
+                uint64_t m = 0;
+                unroll<4>([&](auto kk) {
+                    constexpr size_t K = decltype(kk)::value;
+                    m |= uint64_t(O::movemask_i(Select<Arch>::key_of(x + i + K * W) > below))
+                         << (K * W);
+                });
+                count += size_t(__builtin_popcountll(m));
+            }
+            return Threshold<ScalarArch>::tail(x, i, n, kt, idx, cap, count);
+        }
         bool stop = false;
         const size_t i = Select<Arch>::scan(
             x, n, [&](const I& key) { return key > below; },
