@@ -136,8 +136,13 @@ void decode(int64_t vdt, const uint8_t* payload, uint64_t n, float* out) {
 
 void accumulate(int64_t vdt, const uint8_t* payload, float alpha, float* acc) {
     // Same arithmetic as the dense kernels: t = alpha * v; acc = acc + t.
+    // The entries are sparse and sorted: almost every one is a cache miss on
+    // acc, so its line is requested kAhead entries early (more misses in flight).
+    constexpr uint64_t kAhead = 32;
     for_each_entry(vdt, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
+        for (uint64_t j = 0; j < c && j < kAhead; ++j) __builtin_prefetch(acc + idx[j], 1);
         for (uint64_t j = 0; j < c; ++j) {
+            if (j + kAhead < c) __builtin_prefetch(acc + idx[j + kAhead], 1);
             const float t = alpha * v[j];
             acc[idx[j]] = acc[idx[j]] + t;
         }
