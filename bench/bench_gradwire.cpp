@@ -162,6 +162,28 @@ void kernels() {
             T().ef_combine(g->get(), m->get(), e->get(), {0.9f, 1.0f, 0.9f, 1.0f, 1.0f}, p->get(), n);
         };
     });
+    // The worker step's two fused passes (feedback/fused_sign.hpp), Nesterov.
+    add("kernel/ef_sum_abs_lanes", 12, [](size_t n) {
+        auto g = std::make_shared<Buf<float>>(normal(n, 1));
+        auto m = std::make_shared<Buf<float>>(normal(n, 2));
+        auto e = std::make_shared<Buf<float>>(normal(n, 3));
+        return [=] {
+            double lanes[16] = {};
+            T().ef_sum_abs_lanes(g->get(), m->get(), e->get(), {0.9f, 1.0f, 0.9f, 1.0f, 1.0f}, n,
+                                 lanes);
+            benchmark::DoNotOptimize(lanes);
+        };
+    });
+    add("kernel/ef_sign_step", 20.125, [](size_t n) {
+        auto g = std::make_shared<Buf<float>>(normal(n, 1));
+        auto m = std::make_shared<Buf<float>>(normal(n, 2));
+        auto e = std::make_shared<Buf<float>>(normal(n, 3));
+        auto bits = std::make_shared<Buf<uint8_t>>(alloc<uint8_t>(n / 8 + 1));
+        return [=] {
+            T().ef_sign_step(g->get(), m->get(), e->get(), {0.9f, 1.0f, 0.9f, 1.0f, 1.0f}, 0.5f, n,
+                             bits->get(), e->get(), m->get());
+        };
+    });
     add("kernel/sign_pack_residual", 8.125, [](size_t n) {
         auto x = std::make_shared<Buf<float>>(normal(n, 1));
         auto e = std::make_shared<Buf<float>>(alloc<float>(n));

@@ -97,20 +97,20 @@ gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t
     const uint64_t n = cfg_.length;
     const float w = weight();
     if (m.tiled && fused_sign_block(cfg_.codec, n) != 0) {
-        float* tile = static_cast<float*>(ws_.tile.get(frame::kSumTile * sizeof(float)));
+        static_assert(kFusedTile <= frame::kSumTile, "a fused tile is one add_tile");
+        float* tile = static_cast<float*>(ws_.tile.get(kFusedTile * sizeof(float)));
         if (!tile) return GW_ERR_OUT_OF_MEMORY;
-        const kern::Table& t = kern::active();
-        const float* e = e_ ? e_.get() : nullptr;
+        float* e = e_.get();
         uint64_t len = 0;
         // q = (0 + w D_1 + ... + w D_M) + r e_s per tile, as push and step compute it.
         st = fused_scaled_sign(
-            cfg_.codec, n,
-            [&](uint64_t off, uint64_t tl, float* q) {
+            cfg_.codec, n, combine_coef(r),
+            [&](uint64_t off, uint64_t tl) {
                 std::memset(tile, 0, tl * sizeof(float));
                 frame::add_tile(m, n, off, tl, w, tile);
-                t.ef_combine(tile, tile, e ? e + off : tile, combine_coef(r), q, tl);
+                return CombineInputs{tile, tile, e ? e + off : tile};
             },
-            [](uint64_t, uint64_t) {}, q_.get(), e_.get(), ws_.codec, frame, &len);
+            e, nullptr, ws_.codec, frame, &len);
         // acc and e_s are finite, so a non-finite q can only be an overflow.
         if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;
         if (st != GW_OK) return st;
@@ -143,11 +143,9 @@ gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written
     if (fused_sign_block(cfg_.codec, n) != 0) {
         uint64_t len = 0;
         st = fused_scaled_sign(
-            cfg_.codec, n,
-            [&](uint64_t off, uint64_t tl, float* q) {
-                t.ef_combine(acc + off, acc + off, e + off, combine_coef(r), q, tl);
-            },
-            [](uint64_t, uint64_t) {}, q_.get(), e_.get(), ws_.codec, frame, &len);
+            cfg_.codec, n, combine_coef(r),
+            [&](uint64_t off, uint64_t) { return CombineInputs{acc + off, acc + off, e + off}; },
+            e_.get(), nullptr, ws_.codec, frame, &len);
         if (st == GW_OK)
             *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, s_.clock.step), n, len, 0,
                                    frame);

@@ -34,11 +34,13 @@ enum : uint16_t {
 gw_status EfWorker::init(const WorkerConfig& c) {
     cfg_ = c;
     if (!frame::frame_bound(c.codec, c.n, &frame_bound_)) return GW_ERR_INVALID_ARGUMENT;
-    // The fused scaled-sign step needs p for one tile only; other codecs for all of it.
-    p_ = alloc_floats(fused_sign_block(c.codec, c.n) != 0 && c.n > kFusedTile ? kFusedTile : c.n);
+    // The fused scaled-sign step never stores p; other codecs need all of it.
+    const bool fused = fused_sign_block(c.codec, c.n) != 0;
+    if (!fused) p_ = alloc_floats(c.n);
     if (has_momentum(c)) m_ = alloc_floats(c.n);
     if (c.error_feedback) e_ = alloc_floats(c.n);
-    if (!p_ || (has_momentum(c) && !m_) || (c.error_feedback && !e_)) return GW_ERR_OUT_OF_MEMORY;
+    if ((!fused && !p_) || (has_momentum(c) && !m_) || (c.error_feedback && !e_))
+        return GW_ERR_OUT_OF_MEMORY;
     return GW_OK;
 }
 
@@ -86,15 +88,11 @@ gw_status EfWorker::step_codec(const float* g, const float* m, const float* e,
 // (feedback/fused_sign.hpp): p never goes to memory. The same bits as step_codec.
 gw_status EfWorker::step_scaled_sign(const float* g, const float* m, const float* e,
                                      const kern::EfCoef& k, void* frame, size_t* written) {
-    const kern::Table& t = kern::active();
     uint64_t len = 0;
     const gw_status st = fused_scaled_sign(
-        cfg_.codec, cfg_.n,
-        [&](uint64_t off, uint64_t tl, float* p) { t.ef_combine(g + off, m + off, e + off, k, p, tl); },
-        [&](uint64_t off, uint64_t tl) {
-            if (m_) t.momentum_update(m_.get() + off, g + off, k.mu, k.kg, tl);
-        },
-        p_.get(), e_.get(), ws_.codec, frame, &len);
+        cfg_.codec, cfg_.n, k,
+        [&](uint64_t off, uint64_t) { return CombineInputs{g + off, m + off, e + off}; },
+        e_.get(), m_.get(), ws_.codec, frame, &len);
     if (st != GW_OK) return st;
     *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, clock_.step), cfg_.n, len, 0, frame);
     return GW_OK;

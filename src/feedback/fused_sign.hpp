@@ -1,14 +1,14 @@
-// The blockwise scaled-sign encode fused with whatever produces its input,
-// tile by tile (docs/performance.md), for the state machines that feed it a
-// vector they would otherwise write to memory first: the worker's
-// p = combine(g, m, e) and the server's q = mean of frames + r e_s.
+// The blockwise scaled-sign encode fused with the error-feedback combine that
+// produces its input, for the state machines that would otherwise write that
+// input to memory first: the worker's p = combine(g, m, e) and the server's
+// q = mean of frames + r e_s (the same combine with zero momentum terms).
 //
-// Pass 1 produces each tile of p into a tile buffer and sums |p| per block
-// (a whole-tensor block in 16 lanes across tiles, kern::Table::sum_abs's
-// fold), so every scale is known and any NaN/Inf seen before anything is
-// written. Pass 2 produces each tile again and writes the sign bits and the
-// residual. The same kernels on the same values in the same order as
-// producing p in full and calling the codec's encode: the same bits.
+// Pass 1 sums |p| per block (a whole-tensor block in 16 lanes across tiles,
+// kern::Table::sum_abs's fold) with ef_sum_abs_lanes, so every scale is known
+// and any NaN/Inf seen before anything is written. Pass 2 writes the sign
+// bits, the residual and the momentum with ef_sign_step. p is computed in
+// registers twice and never stored; the same kernels' arithmetic in the same
+// order as producing p in full and calling the codec's encode: the same bits.
 #pragma once
 
 #include <cmath>
@@ -23,8 +23,8 @@
 
 namespace gw {
 
-// Elements per tile (64 KB per float array): a tile of every array involved
-// stays in L2 between the two uses.
+// Elements per tile: the server builds each tile of its sum of frames in a
+// buffer of this many floats (64 KB), which stays in L2 between the passes.
 constexpr uint64_t kFusedTile = 16384;
 
 // Block size of the fused path for `codec` on n elements, or 0 when it does
@@ -37,15 +37,30 @@ inline uint64_t fused_sign_block(const CodecParams& codec, uint64_t n) {
     return (b % 16 == 0 && kFusedTile % b == 0) ? b : 0;
 }
 
-// Encode p (never materialized) into the payload at frame::payload_of(codec,
-// frame); *len = payload bytes. produce(off, len, p) writes p[off, off+len)
-// to p (a buffer of kFusedTile floats); commit(off, len) runs after a tile's
-// bits in pass 2 (the worker's momentum update). e (n floats, or null for no
-// residual) gets p - C(p). GW_ERR_NONFINITE, with nothing written, if p holds
+// ef_combine's inputs for one tile, each pointing at the tile's first element
+// (m and e may stand in with zero weight, as in ef_combine's callers).
+struct CombineInputs {
+    const float* g;
+    const float* m;
+    const float* e;
+};
+
+inline double fold_lanes(double* lanes) {  // sum_abs's fold: lane[j] += lane[j + s]
+    for (size_t s = 8; s >= 1; s /= 2)
+        for (size_t j = 0; j < s; ++j) lanes[j] += lanes[j + s];
+    return lanes[0];
+}
+
+// Encode p = ef_combine(g, m, e; k) (never materialized) into the payload at
+// frame::payload_of(codec, frame); *len = payload bytes. tile(off, len)
+// returns the inputs of elements [off, off+len), called once per tile in
+// each pass. e_out (n floats or null: no residual) gets p - C(p) and m_out
+// (n floats or null) the updated momentum, in pass 2; they may be the e and
+// m that tile() returns. GW_ERR_NONFINITE, with nothing written, if p holds
 // NaN/Inf; GW_ERR_OUT_OF_MEMORY if the scales do not fit in scratch.
-template <class Produce, class Commit>
-gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, Produce produce,
-                            Commit commit, float* p, float* e, Scratch& scratch, void* frame,
+template <class Tile>
+gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::EfCoef& k,
+                            Tile tile, float* e_out, float* m_out, Scratch& scratch, void* frame,
                             uint64_t* len) {
     const kern::Table& t = kern::active();
     const uint64_t block = fused_sign_block(codec, n);
@@ -55,41 +70,40 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, Produce produc
     double lanes[16] = {};
     for (uint64_t off = 0; off < n; off += kFusedTile) {
         const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
-        produce(off, tl, p);
+        const CombineInputs in = tile(off, tl);
         if (block == n) {
-            t.sum_abs_lanes(p, tl, lanes);
+            t.ef_sum_abs_lanes(in.g, in.m, in.e, k, tl, lanes);
             continue;
         }
         for (uint64_t b = 0; b < tl; b += block) {
             const uint64_t d = tl - b < block ? tl - b : block;
-            const double l1 = t.sum_abs(p + b, d);
+            double l[16] = {};
+            t.ef_sum_abs_lanes(in.g + b, in.m + b, in.e + b, k, d, l);
+            const double l1 = fold_lanes(l);
             if (!std::isfinite(l1)) return GW_ERR_NONFINITE;
             scales[(off + b) / block] = static_cast<float>(l1 / static_cast<double>(d));
         }
     }
     if (block == n) {
-        for (size_t s = 8; s >= 1; s /= 2)  // sum_abs's fold: lane[j] += lane[j + s]
-            for (size_t j = 0; j < s; ++j) lanes[j] += lanes[j + s];
-        if (!std::isfinite(lanes[0])) return GW_ERR_NONFINITE;
-        scales[0] = static_cast<float>(lanes[0] / static_cast<double>(n));
+        const double l1 = fold_lanes(lanes);
+        if (!std::isfinite(l1)) return GW_ERR_NONFINITE;
+        scales[0] = static_cast<float>(l1 / static_cast<double>(n));
     }
     uint8_t* payload = frame::payload_of(codec, frame);
     for (uint64_t b = 0; b < blocks; ++b) store_le<float>(payload + 4 * b, scales[b]);
     uint8_t* bits = payload + 4 * blocks;  // blocks are multiples of 8: one bit field
     for (uint64_t off = 0; off < n; off += kFusedTile) {
         const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
-        produce(off, tl, p);
+        const CombineInputs in = tile(off, tl);
         for (uint64_t b = 0; b < tl; b += block) {
             const uint64_t d = tl - b < block ? tl - b : block;
-            const float s = scales[(off + b) / block];
-            uint8_t* bb = bits + (off + b) / 8;
-            if (e)
-                t.sign_pack_residual(p + b, d, s, bb, e + off + b);
-            else
-                t.sign_pack(p + b, d, bb);
+            const uint64_t i = off + b;
+            const float s = scales[i / block];
+            uint8_t* bb = bits + i / 8;
+            t.ef_sign_step(in.g + b, in.m + b, in.e + b, k, s, d, bb, e_out ? e_out + i : nullptr,
+                           m_out ? m_out + i : nullptr);
             if (s == 0.0f) std::memset(bb, 0, (d + 7) / 8);  // the canonical zero block
         }
-        commit(off, tl);
     }
     *len = 4 * blocks + (n + 7) / 8;
     return GW_OK;

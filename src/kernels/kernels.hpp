@@ -71,6 +71,15 @@ struct Table {
                        size_t n);
     // m = mu*m + kg*g  (t1=mu*m; t2=kg*g; m=t1+t2)
     void (*momentum_update)(float* m, const float* g, float mu, float kg, size_t n);
+    // ef_combine fused with the scaled-sign step's use of p, p never stored
+    // (src/kernels/ef_sign.hpp). ef_sum_abs_lanes: |p_i| into lanes as
+    // sum_abs_lanes(p) adds it. ef_sign_step: the bits of sign_pack(p); if
+    // e_out, e_out[i] = p_i - (p_i < 0 ? -s : s) (sign_pack_residual); if
+    // m_out, m_out[i] = m1_i (momentum_update). e_out may equal e, m_out m.
+    void (*ef_sum_abs_lanes)(const float* g, const float* m, const float* e, EfCoef c, size_t n,
+                             double* lanes);
+    void (*ef_sign_step)(const float* g, const float* m, const float* e, EfCoef c, float s,
+                         size_t n, uint8_t* bits, float* e_out, float* m_out);
 
     // Sign bits: bit (i & 7) of byte (i >> 3) is 1 iff x[i] < 0 (so sign(0) =
     // sign(-0) = +1). Writes ceil(n/8) bytes; unused high bits of the last

@@ -9,6 +9,7 @@
 #include "kernels/common.hpp"
 #include "kernels/crc.hpp"
 #include "kernels/ef.hpp"
+#include "kernels/ef_sign.hpp"
 #include "kernels/half.hpp"
 #include "kernels/norms.hpp"
 #include "kernels/quantize.hpp"
@@ -26,6 +27,7 @@ constexpr Table make_table(gw_simd_target target) {
     t.target = target;
     norms_entries<Arch>(t);
     ef_entries<Arch>(t);
+    ef_sign_entries<Arch>(t);
     sign_entries<Arch>(t);
     accumulate_entries<Arch>(t);
     half_entries<Arch>(t);

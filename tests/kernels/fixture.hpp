@@ -141,6 +141,15 @@ inline ::testing::AssertionResult same_floats(const float* got, const float* wan
     return ::testing::AssertionFailure() << "memcmp differs but no element does";
 }
 
+// Unused high bits of a sign field's last byte are 0.
+inline ::testing::AssertionResult padding_clear(const uint8_t* bits, size_t n) {
+    if (n % 8 == 0) return ::testing::AssertionSuccess();
+    const unsigned last = bits[n / 8];
+    if ((last >> (n % 8)) == 0) return ::testing::AssertionSuccess();
+    return ::testing::AssertionFailure() << "unused high bits of the last byte set: 0x" << std::hex
+                                         << last;
+}
+
 inline ::testing::AssertionResult same_bytes(const void* got, const void* want, size_t n) {
     if (n == 0 || std::memcmp(got, want, n) == 0) return ::testing::AssertionSuccess();
     const auto* g = static_cast<const unsigned char*>(got);

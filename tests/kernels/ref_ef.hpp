@@ -1,11 +1,17 @@
 // Plain scalar reference for the "ef" kernel family (src/kernels/ef.hpp):
-// ef_combine and momentum_update, in the operation order of kernels.hpp.
-// Simple loops, no tricks, deliberately independent of the kernel code.
+// ef_combine and momentum_update, in the operation order of kernels.hpp, and
+// family "ef_sign" (src/kernels/ef_sign.hpp) as what it fuses: p in full,
+// then the norms and sign references on it. Simple loops, no tricks,
+// deliberately independent of the kernel code.
 #pragma once
 
+#include <cmath>
 #include <cstddef>
+#include <cstdint>
+#include <vector>
 
 #include "kernels/kernels.hpp"
+#include "ref_sign.hpp"
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF  // the build also passes -ffp-contract=off
@@ -33,6 +39,28 @@ inline void momentum_update(float* m, const float* g, float mu, float kg, size_t
         const float t1 = mu * m[i];
         const float t2 = kg * g[i];
         m[i] = t1 + t2;
+    }
+}
+
+// ---- error feedback fused with the scaled sign ----
+inline void ef_sum_abs_lanes(const float* g, const float* m, const float* e, kern::EfCoef c,
+                             size_t n, double lanes[16]) {
+    std::vector<float> p(n);
+    ef_combine(g, m, e, c, p.data(), n);
+    for (size_t i = 0; i < n; ++i)
+        lanes[i % 16] = lanes[i % 16] + std::fabs(static_cast<double>(p[i]));
+}
+
+// e_out / m_out: n floats or null; they do not alias the inputs here.
+inline void ef_sign_step(const float* g, const float* m, const float* e, kern::EfCoef c, float s,
+                         size_t n, uint8_t* bits, float* e_out, float* m_out) {
+    std::vector<float> p(n), r(n), m1(m, m + n);
+    ef_combine(g, m, e, c, p.data(), n);
+    sign_pack_residual(p.data(), n, s, bits, r.data());
+    momentum_update(m1.data(), g, c.mu, c.kg, n);
+    for (size_t i = 0; i < n; ++i) {
+        if (e_out) e_out[i] = r[i];
+        if (m_out) m_out[i] = m1[i];
     }
 }
 

@@ -1,5 +1,6 @@
 // Kernel family "ef" (src/kernels/ef.hpp) on every SIMD target, bit for bit
-// against ref_ef.hpp: ef_combine, momentum_update.
+// against ref_ef.hpp: ef_combine, momentum_update; family "ef_sign"
+// (src/kernels/ef_sign.hpp): ef_sum_abs_lanes, ef_sign_step.
 #include "fixture.hpp"
 #include "ref_ef.hpp"
 
@@ -61,6 +62,84 @@ TEST_P(KernelTest, MomentumUpdate) {
         }
         EXPECT_TRUE(gi.same_as(g.data()));
         if (HasFailure()) return;
+    }
+}
+
+// ---- error feedback fused with the scaled sign ----
+TEST_P(KernelTest, EfSumAbsLanes) {
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const auto& g = input(c.dist, c.n, 0);
+        const auto& m = input(c.dist, c.n, 1);
+        const auto& e = input(c.dist, c.n, 2);
+        Exact gi(g.data(), 4 * c.n, 4 * c.fmis), mi(m.data(), 4 * c.n, 4 * c.fmis),
+            ei(e.data(), 4 * c.n, 4 * c.fmis);
+        for (const EfCoef& k : kCoefs) {
+            // Lanes continue from what they hold (a tile after tiles).
+            double got[16], want[16];
+            for (int j = 0; j < 16; ++j) got[j] = want[j] = 0.25 * j - 1.0;
+            t_->ef_sum_abs_lanes(gi.f(), mi.f(), ei.f(), k, c.n, got);
+            ref::ef_sum_abs_lanes(g.data(), m.data(), e.data(), k, c.n, want);
+            for (int j = 0; j < 16; ++j)
+                EXPECT_EQ(dbits(got[j]), dbits(want[j])) << "lane " << j << " mu=" << k.mu;
+            for (int j = 0; j < 16; ++j) got[j] = want[j] = 0.0;
+            t_->ef_sum_abs_lanes(gi.f(), gi.f(), gi.f(), k, c.n, got);
+            ref::ef_sum_abs_lanes(g.data(), g.data(), g.data(), k, c.n, want);
+            for (int j = 0; j < 16; ++j) EXPECT_EQ(dbits(got[j]), dbits(want[j])) << "g == m == e";
+        }
+        EXPECT_TRUE(gi.same_as(g.data()) && mi.same_as(m.data()) && ei.same_as(e.data()))
+            << "an input was modified";
+        if (HasFailure()) return;
+    }
+}
+
+TEST_P(KernelTest, EfSignStep) {
+    const float scales[] = {0.3125f, 3.0e38f};
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const auto& g = input(c.dist, c.n, 0);
+        const auto& m = input(c.dist, c.n, 1);
+        const auto& e = input(c.dist, c.n, 2);
+        const size_t nb = ref::sign_bytes(c.n);
+        Exact gi(g.data(), 4 * c.n, 4 * c.fmis);
+        std::vector<uint8_t> want_bits(nb + 1);
+        std::vector<float> want_e(c.n + 1), want_m(c.n + 1);
+        for (const EfCoef& k : kCoefs)
+            for (float s : scales) {
+                SCOPED_TRACE("mu=" + std::to_string(k.mu) + " s=" + std::to_string(s));
+                ref::ef_sign_step(g.data(), m.data(), e.data(), k, s, c.n, want_bits.data(),
+                                  want_e.data(), want_m.data());
+                // In place (the worker: e_out == e, m_out == m), then each
+                // output alone into its own buffer (m and e read-only).
+                for (int mode = 0; mode < 4; ++mode) {
+                    const bool in_place = mode == 0, with_e = mode != 2, with_m = mode != 1;
+                    Guarded bits(nb, c.bmis), eo(4 * c.n, 4 * c.fmis), mo(4 * c.n, 4 * c.fmis);
+                    Exact mi(m.data(), 4 * c.n, 4 * c.fmis), ei(e.data(), 4 * c.n, 4 * c.fmis);
+                    if (in_place) {
+                        eo.fill_from(e.data());
+                        mo.fill_from(m.data());
+                    }
+                    const float* min = in_place ? mo.f() : mi.f();
+                    const float* ein = in_place ? eo.f() : ei.f();
+                    t_->ef_sign_step(gi.f(), min, ein, k, s, c.n, bits.data(),
+                                     with_e ? eo.f() : nullptr, with_m ? mo.f() : nullptr);
+                    EXPECT_TRUE(same_bytes(bits.data(), want_bits.data(), nb)) << "mode " << mode;
+                    EXPECT_TRUE(padding_clear(bits.data(), c.n));
+                    if (with_e) {
+                        EXPECT_TRUE(same_floats(eo.f(), want_e.data(), c.n)) << "mode " << mode;
+                    }
+                    if (with_m) {
+                        EXPECT_TRUE(same_floats(mo.f(), want_m.data(), c.n)) << "mode " << mode;
+                    }
+                    EXPECT_TRUE(bits.guards_intact() && eo.guards_intact() && mo.guards_intact());
+                    if (!in_place) {
+                        EXPECT_TRUE(mi.same_as(m.data()) && ei.same_as(e.data()))
+                            << "an input was modified";
+                    }
+                }
+                if (HasFailure()) return;
+            }
+        EXPECT_TRUE(gi.same_as(g.data()));
     }
 }
 

@@ -10,14 +10,6 @@ namespace gw::ktest {
 namespace {
 
 // ---- sign bits ----
-::testing::AssertionResult padding_clear(const uint8_t* bits, size_t n) {
-    if (n % 8 == 0) return ::testing::AssertionSuccess();
-    const unsigned last = bits[n / 8];
-    if ((last >> (n % 8)) == 0) return ::testing::AssertionSuccess();
-    return ::testing::AssertionFailure() << "unused high bits of the last byte set: 0x" << std::hex
-                                         << last;
-}
-
 TEST_P(KernelTest, SignPack) {
     for (const Case& c : cases()) {
         SCOPED_TRACE(describe(c));

@@ -1,0 +1,187 @@
+// Family "ef_sign": the error-feedback combine fused with what the scaled-sign
+// step does to its result p, so p is never stored, not even to a tile in
+// cache: ef_sum_abs_lanes (pass 1: |p| into the 16 sum_abs lanes) and
+// ef_sign_step (pass 2: sign bits, residual, momentum). Per element the same
+// operations as ef_combine followed by sum_abs_lanes / sign_pack_residual /
+// momentum_update (kernels.hpp), so the same bits. Scalar code, vector body,
+// table entries.
+#pragma once
+
+#include "kernels/common.hpp"
+
+namespace gw::kern {
+namespace {
+
+template <class Arch>
+struct EfSign;  // vector body below; EfSign<ScalarArch> is the scalar code
+
+template <>
+struct EfSign<ScalarArch> {
+    // ef_combine's p, and m1 (the updated momentum) on the way.
+    static float combine(float g, float m, float e, const EfCoef& c, float* m1) {
+        const float t1 = c.mu * m;
+        const float t2 = c.kg * g;
+        *m1 = t1 + t2;
+        const float t3 = c.nu * *m1;
+        const float t4 = c.kp * g;
+        const float t5 = t3 + t4;
+        const float t6 = c.r * e;
+        return t5 + t6;
+    }
+    // i0 must be a multiple of 16 (lane i0 % 16 == 0).
+    static void sum_abs_range(const float* g, const float* m, const float* e, EfCoef c,
+                              size_t i0, size_t n, double* lanes) {
+        for (size_t i = i0; i < n; ++i) {
+            float m1;
+            const float p = combine(g[i], m[i], e[i], c, &m1);
+            lanes[i & 15] += double(float_of(bits_of(p) & 0x7FFFFFFFu));  // |p|
+        }
+    }
+    static void ef_sum_abs_lanes(const float* g, const float* m, const float* e, EfCoef c,
+                                 size_t n, double* lanes) {
+        sum_abs_range(g, m, e, c, 0, n, lanes);
+    }
+
+    // i0 must be a multiple of 8. Writes bytes i0/8 .. ceil(n/8)-1.
+    static void sign_step_range(const float* g, const float* m, const float* e, EfCoef c,
+                                float s, size_t i0, size_t n, uint8_t* bits, float* e_out,
+                                float* m_out) {
+        const float neg = -s;
+        for (size_t i = i0; i < n; i += 8) {
+            const size_t k_end = (n - i < 8) ? n - i : 8;
+            unsigned b = 0;
+            for (size_t k = 0; k < k_end; ++k) {
+                float m1;
+                const float p = combine(g[i + k], m[i + k], e[i + k], c, &m1);
+                const bool lt = p < 0.0f;
+                b |= unsigned(lt) << k;
+                if (e_out) e_out[i + k] = p - (lt ? neg : s);
+                if (m_out) m_out[i + k] = m1;
+            }
+            bits[i >> 3] = uint8_t(b);
+        }
+    }
+    static void ef_sign_step(const float* g, const float* m, const float* e, EfCoef c, float s,
+                             size_t n, uint8_t* bits, float* e_out, float* m_out) {
+        sign_step_range(g, m, e, c, s, 0, n, bits, e_out, m_out);
+    }
+};
+
+#if defined(GW_KERN_XSIMD)
+template <class Arch>
+struct EfSign : VecBase<Arch> {
+    using B = VecBase<Arch>;
+    using S = EfSign<ScalarArch>;
+    using typename B::BF;
+    using typename B::D;
+    using typename B::F;
+    using typename B::O;
+    using B::loadf;
+    using B::W;
+
+    struct Coef {
+        F mu, kg, nu, kp, r;
+        explicit Coef(const EfCoef& c) : mu(c.mu), kg(c.kg), nu(c.nu), kp(c.kp), r(c.r) {}
+    };
+    static F combine(const F& g, const F& m, const F& e, const Coef& c, F& m1) {
+        const F t1 = c.mu * m;
+        const F t2 = c.kg * g;
+        m1 = t1 + t2;
+        const F t3 = c.nu * m1;
+        const F t4 = c.kp * g;
+        const F t5 = t3 + t4;
+        const F t6 = c.r * e;
+        return t5 + t6;
+    }
+
+    // Norms::sum_lanes with p computed in registers: 16 double lanes in
+    // 16 / D::size accumulators.
+    static void ef_sum_abs_lanes(const float* g, const float* m, const float* e, EfCoef c,
+                                 size_t n, double* lanes) {
+        constexpr size_t NA = 16 / D::size;
+        const Coef k(c);
+        D acc[NA];
+        for (size_t a = 0; a < NA; ++a) acc[a] = D::load_unaligned(lanes + a * D::size);
+        auto block = [&](size_t i) {  // elements [i, i+16) -> lanes 0..15
+            unroll<16 / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                const size_t j = i + K * W;
+                F m1;
+                const F p = xsimd::abs(combine(loadf(g + j), loadf(m + j), loadf(e + j), k, m1));
+                D lo, hi;
+                O::widen(p, lo, hi);
+                acc[2 * K] = acc[2 * K] + lo;
+                acc[2 * K + 1] = acc[2 * K + 1] + hi;
+            });
+        };
+        size_t i = 0;
+        for (; i + 32 <= n; i += 32) {
+            block(i);
+            block(i + 16);
+        }
+        for (; i + 16 <= n; i += 16) block(i);
+        for (size_t a = 0; a < NA; ++a) acc[a].store_unaligned(lanes + a * D::size);
+        S::sum_abs_range(g, m, e, c, i, n, lanes);
+    }
+
+    // Sign::sign_pack_residual's loop with p computed in registers; the
+    // residual and momentum stores only where asked for (e_out, m_out may
+    // equal e, m: every vector is loaded before it is stored).
+    template <bool WithE, bool WithM>
+    static size_t sign_step_body(const float* g, const float* m, const float* e, EfCoef c,
+                                 float s, size_t n, uint8_t* bits, float* e_out, float* m_out) {
+        const Coef k(c);
+        const F zero(0.0f), pos(s), neg(-s);
+        auto step = [&](size_t j) -> uint32_t {
+            F m1;
+            const F p = combine(loadf(g + j), loadf(m + j), loadf(e + j), k, m1);
+            const BF lt = p < zero;
+            if constexpr (WithE) (p - xsimd::select(lt, neg, pos)).store_unaligned(e_out + j);
+            if constexpr (WithM) m1.store_unaligned(m_out + j);
+            return O::movemask(lt);
+        };
+        constexpr size_t G = W < 8 ? 8 : W;  // whole bytes after the 64-element loop
+        size_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            uint64_t word = 0;
+            unroll<64 / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                word |= uint64_t(step(i + K * W)) << (K * W);
+            });
+            std::memcpy(bits + i / 8, &word, 8);  // x86: little-endian
+        }
+        for (; i + G <= n; i += G) {
+            uint32_t word = 0;
+            unroll<G / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                word |= step(i + K * W) << (K * W);
+            });
+            std::memcpy(bits + i / 8, &word, G / 8);
+        }
+        return i;
+    }
+    static void ef_sign_step(const float* g, const float* m, const float* e, EfCoef c, float s,
+                             size_t n, uint8_t* bits, float* e_out, float* m_out) {
+        size_t i;
+        if (e_out && m_out)
+            i = sign_step_body<true, true>(g, m, e, c, s, n, bits, e_out, m_out);
+        else if (e_out)
+            i = sign_step_body<true, false>(g, m, e, c, s, n, bits, e_out, m_out);
+        else if (m_out)
+            i = sign_step_body<false, true>(g, m, e, c, s, n, bits, e_out, m_out);
+        else
+            i = sign_step_body<false, false>(g, m, e, c, s, n, bits, e_out, m_out);
+        S::sign_step_range(g, m, e, c, s, i, n, bits, e_out, m_out);
+    }
+};
+#endif  // GW_KERN_XSIMD
+
+template <class Arch>
+constexpr void ef_sign_entries(Table& t) {
+    using K = EfSign<Arch>;
+    t.ef_sum_abs_lanes = &K::ef_sum_abs_lanes;
+    t.ef_sign_step = &K::ef_sign_step;
+}
+
+}  // namespace
+}  // namespace gw::kern
