@@ -348,6 +348,63 @@ struct VecBase {
         for (; i + W <= n; i += W) body(i);
         return i;
     }
+
+    // kernels.hpp's 16-lane double sum of the vectors v(j) (W floats of
+    // elements [j, j+W)), squared after widening if Square, continuing
+    // `lanes`; returns where the scalar tail starts (a multiple of 16).
+    template <bool Square, class V>
+    static size_t add_lanes16(size_t n, double* lanes, V&& v) {
+        constexpr size_t NA = 16 / D::size;
+        D acc[NA];
+        for (size_t a = 0; a < NA; ++a) acc[a] = D::load_unaligned(lanes + a * D::size);
+        auto block = [&](size_t i) {  // elements [i, i+16) -> lanes 0..15
+            unroll<16 / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                D lo, hi;
+                O::widen(v(i + K * W), lo, hi);
+                if constexpr (Square) {
+                    lo = lo * lo;
+                    hi = hi * hi;
+                }
+                acc[2 * K] = acc[2 * K] + lo;
+                acc[2 * K + 1] = acc[2 * K + 1] + hi;
+            });
+        };
+        size_t i = 0;
+        for (; i + 32 <= n; i += 32) {
+            block(i);
+            block(i + 16);
+        }
+        for (; i + 16 <= n; i += 16) block(i);
+        for (size_t a = 0; a < NA; ++a) acc[a].store_unaligned(lanes + a * D::size);
+        return i;
+    }
+
+    // Sign bits of kernels.hpp from mask(j), the W-bit movemask of elements
+    // [j, j+W): 64-element words, then groups of whole bytes; returns where
+    // the scalar tail starts (a multiple of 8).
+    template <class Mask>
+    static size_t pack_bits(size_t n, uint8_t* bits, Mask&& mask) {
+        constexpr size_t G = W < 8 ? 8 : W;
+        size_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            uint64_t word = 0;
+            unroll<64 / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                word |= uint64_t(mask(i + K * W)) << (K * W);
+            });
+            std::memcpy(bits + i / 8, &word, 8);  // x86: little-endian
+        }
+        for (; i + G <= n; i += G) {
+            uint32_t word = 0;
+            unroll<G / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                word |= uint32_t(mask(i + K * W)) << (K * W);
+            });
+            std::memcpy(bits + i / 8, &word, G / 8);
+        }
+        return i;
+    }
 };
 
 #endif  // GW_KERN_XSIMD

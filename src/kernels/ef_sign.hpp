@@ -73,7 +73,6 @@ struct EfSign : VecBase<Arch> {
     using B = VecBase<Arch>;
     using S = EfSign<ScalarArch>;
     using typename B::BF;
-    using typename B::D;
     using typename B::F;
     using typename B::O;
     using B::loadf;
@@ -94,71 +93,33 @@ struct EfSign : VecBase<Arch> {
         return t5 + t6;
     }
 
-    // Norms::sum_lanes with p computed in registers: 16 double lanes in
-    // 16 / D::size accumulators.
+    // Norms::sum_lanes and Sign::sign_pack_residual with p computed in
+    // registers.
     static void ef_sum_abs_lanes(const float* g, const float* m, const float* e, EfCoef c,
                                  size_t n, double* lanes) {
-        constexpr size_t NA = 16 / D::size;
         const Coef k(c);
-        D acc[NA];
-        for (size_t a = 0; a < NA; ++a) acc[a] = D::load_unaligned(lanes + a * D::size);
-        auto block = [&](size_t i) {  // elements [i, i+16) -> lanes 0..15
-            unroll<16 / W>([&](auto kk) {
-                constexpr size_t K = decltype(kk)::value;
-                const size_t j = i + K * W;
-                F m1;
-                const F p = xsimd::abs(combine(loadf(g + j), loadf(m + j), loadf(e + j), k, m1));
-                D lo, hi;
-                O::widen(p, lo, hi);
-                acc[2 * K] = acc[2 * K] + lo;
-                acc[2 * K + 1] = acc[2 * K + 1] + hi;
-            });
-        };
-        size_t i = 0;
-        for (; i + 32 <= n; i += 32) {
-            block(i);
-            block(i + 16);
-        }
-        for (; i + 16 <= n; i += 16) block(i);
-        for (size_t a = 0; a < NA; ++a) acc[a].store_unaligned(lanes + a * D::size);
+        const size_t i = B::template add_lanes16<false>(n, lanes, [&](size_t j) {
+            F m1;
+            return F(xsimd::abs(combine(loadf(g + j), loadf(m + j), loadf(e + j), k, m1)));
+        });
         S::sum_abs_range(g, m, e, c, i, n, lanes);
     }
 
-    // Sign::sign_pack_residual's loop with p computed in registers; the
-    // residual and momentum stores only where asked for (e_out, m_out may
+    // The residual and momentum stores only where asked for (e_out, m_out may
     // equal e, m: every vector is loaded before it is stored).
     template <bool WithE, bool WithM>
     static size_t sign_step_body(const float* g, const float* m, const float* e, EfCoef c,
                                  float s, size_t n, uint8_t* bits, float* e_out, float* m_out) {
         const Coef k(c);
         const F zero(0.0f), pos(s), neg(-s);
-        auto step = [&](size_t j) -> uint32_t {
+        return B::pack_bits(n, bits, [&](size_t j) {
             F m1;
             const F p = combine(loadf(g + j), loadf(m + j), loadf(e + j), k, m1);
             const BF lt = p < zero;
             if constexpr (WithE) (p - xsimd::select(lt, neg, pos)).store_unaligned(e_out + j);
             if constexpr (WithM) m1.store_unaligned(m_out + j);
             return O::movemask(lt);
-        };
-        constexpr size_t G = W < 8 ? 8 : W;  // whole bytes after the 64-element loop
-        size_t i = 0;
-        for (; i + 64 <= n; i += 64) {
-            uint64_t word = 0;
-            unroll<64 / W>([&](auto kk) {
-                constexpr size_t K = decltype(kk)::value;
-                word |= uint64_t(step(i + K * W)) << (K * W);
-            });
-            std::memcpy(bits + i / 8, &word, 8);  // x86: little-endian
-        }
-        for (; i + G <= n; i += G) {
-            uint32_t word = 0;
-            unroll<G / W>([&](auto kk) {
-                constexpr size_t K = decltype(kk)::value;
-                word |= step(i + K * W) << (K * W);
-            });
-            std::memcpy(bits + i / 8, &word, G / 8);
-        }
-        return i;
+        });
     }
     static void ef_sign_step(const float* g, const float* m, const float* e, EfCoef c, float s,
                              size_t n, uint8_t* bits, float* e_out, float* m_out) {

@@ -72,31 +72,11 @@ struct Norms : VecBase<Arch> {
     // 16 double lanes held in 16 / D::size accumulators, continuing `lanes`.
     template <bool Square>
     static void sum_lanes(const float* x, size_t n, double* lanes) {
-        constexpr size_t NA = 16 / D::size;
-        D acc[NA];
-        for (size_t k = 0; k < NA; ++k) acc[k] = D::load_unaligned(lanes + k * D::size);
-        auto block = [&](size_t i) {  // elements [i, i+16) -> lanes 0..15
-            unroll<16 / W>([&](auto kk) {
-                constexpr size_t K = decltype(kk)::value;
-                F v = loadf(x + i + K * W);
-                if constexpr (!Square) v = xsimd::abs(v);
-                D lo, hi;
-                O::widen(v, lo, hi);
-                if constexpr (Square) {
-                    lo = lo * lo;
-                    hi = hi * hi;
-                }
-                acc[2 * K] = acc[2 * K] + lo;
-                acc[2 * K + 1] = acc[2 * K + 1] + hi;
-            });
-        };
-        size_t i = 0;
-        for (; i + 32 <= n; i += 32) {
-            block(i);
-            block(i + 16);
-        }
-        for (; i + 16 <= n; i += 16) block(i);
-        for (size_t k = 0; k < NA; ++k) acc[k].store_unaligned(lanes + k * D::size);
+        const size_t i = B::template add_lanes16<Square>(n, lanes, [&](size_t j) {
+            const F v = loadf(x + j);
+            if constexpr (Square) return v;
+            else return F(xsimd::abs(v));
+        });
         if constexpr (Square)
             S::sum_sq_range(x, i, n, lanes);
         else

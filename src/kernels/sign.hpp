@@ -100,56 +100,24 @@ struct Sign : VecBase<Arch> {
     using B::loadf;
     using B::W;
 
-    // Groups of G elements (G/8 whole bytes) after the 64-element main loop.
+    // Groups of G elements (G/8 whole bytes) after the 64-element main loop (pack_bits').
     static constexpr size_t G = W < 8 ? 8 : W;
 
     static void sign_pack(const float* x, size_t n, uint8_t* bits) {
         const F zero(0.0f);
-        size_t i = 0;
-        for (; i + 64 <= n; i += 64) {
-            uint64_t word = 0;
-            unroll<64 / W>([&](auto kk) {
-                constexpr size_t K = decltype(kk)::value;
-                word |= uint64_t(O::movemask(loadf(x + i + K * W) < zero)) << (K * W);
-            });
-            std::memcpy(bits + i / 8, &word, 8);  // x86: little-endian
-        }
-        for (; i + G <= n; i += G) {
-            uint32_t word = 0;
-            unroll<G / W>([&](auto kk) {
-                constexpr size_t K = decltype(kk)::value;
-                word |= O::movemask(loadf(x + i + K * W) < zero) << (K * W);
-            });
-            std::memcpy(bits + i / 8, &word, G / 8);
-        }
+        const size_t i =
+            B::pack_bits(n, bits, [&](size_t j) { return O::movemask(loadf(x + j) < zero); });
         S::sign_pack_range(x, i, n, bits);
     }
 
     static void sign_pack_residual(const float* x, size_t n, float s, uint8_t* bits, float* e) {
         const F zero(0.0f), pos(s), neg(-s);
-        auto step = [&](size_t j) -> uint32_t {  // e may alias x: load, then store
+        const size_t i = B::pack_bits(n, bits, [&](size_t j) {  // e may alias x: load, then store
             const F v = loadf(x + j);
             const BF lt = v < zero;
             (v - xsimd::select(lt, neg, pos)).store_unaligned(e + j);
             return O::movemask(lt);
-        };
-        size_t i = 0;
-        for (; i + 64 <= n; i += 64) {
-            uint64_t word = 0;
-            unroll<64 / W>([&](auto kk) {
-                constexpr size_t K = decltype(kk)::value;
-                word |= uint64_t(step(i + K * W)) << (K * W);
-            });
-            std::memcpy(bits + i / 8, &word, 8);
-        }
-        for (; i + G <= n; i += G) {
-            uint32_t word = 0;
-            unroll<G / W>([&](auto kk) {
-                constexpr size_t K = decltype(kk)::value;
-                word |= step(i + K * W) << (K * W);
-            });
-            std::memcpy(bits + i / 8, &word, G / 8);
-        }
+        });
         S::sign_pack_residual_range(x, i, n, s, bits, e);
     }
 
