@@ -137,6 +137,55 @@ TEST(Worker, FusedScaledSignAcrossTilesMatchesReference) {
         }
 }
 
+// Fixed blocks run in one pass when max|g| and the bounds carried on m and e
+// prove nothing overflows (feedback/fused_sign.hpp, MagnitudeBound). Values
+// near that proof's limit (2^100) still match the reference; a step that
+// would overflow in its last tile only is refused with nothing written (it
+// must take the two-pass path); a reloaded worker goes on as its original.
+TEST(Worker, FixedBlocksOnePassKeepsTheRejectedStepRule) {
+    const size_t n = 40003;  // three tiles
+    const uint32_t block = 4096;
+    for (gw_momentum mom : {GW_MOMENTUM_NONE, GW_MOMENTUM_NESTEROV, GW_MOMENTUM_SIGNUM}) {
+        SCOPED_TRACE(testing::Message() << "momentum " << mom);
+        Worker w(n, codec(GW_CODEC_SCALED_SIGN, block), mom, 0.9f, 1);
+        ref::Worker r(n, ref_kind(mom), 0.9f, true);
+        auto step_both = [&](Worker& wk, ref::Worker& rk, const Vec& g, float lr) {
+            ASSERT_EQ(wk.step(g, lr), GW_OK);
+            const Vec want = rk.step(g, lr, [&](const Vec& p) { return ref::scaled_sign(p, block); });
+            ASSERT_TRUE(bits_equal(decode(wk.frame, n), want));
+            ASSERT_TRUE(bits_equal(wk.residual(n), rk.e));
+        };
+        // Magnitudes up to ~1e29: the carried bounds pass 2^100 within a few
+        // steps and are measured again; some steps go in one pass, some not.
+        for (int t = 0; t < 8; ++t)
+            step_both(w, r, random_floats(n, 700 + t, t < 2 ? 1.0f : 4e28f), 0.1f);
+
+        // One large residual in the last tile, then r = lr_prev / lr = 1e9:
+        // r e overflows there only.
+        Worker v(n, codec(GW_CODEC_SCALED_SIGN, block), mom, 0.9f, 1);
+        ref::Worker rv(n, ref_kind(mom), 0.9f, true);
+        step_both(v, rv, random_floats(n, 800), 0.1f);
+        Vec g = random_floats(n, 801);
+        g[n - 3] = 1e32f;
+        step_both(v, rv, g, 0.1f);
+        const std::vector<uint8_t> before = gwtest::save(v.h);
+        EXPECT_EQ(v.step(random_floats(n, 802), 1e-10f), GW_ERR_OVERFLOW);
+        EXPECT_EQ(gwtest::save(v.h), before);
+        // A reloaded twin (its bounds unknown until measured) refuses the
+        // same step, then stays in step.
+        Worker twin(n, codec(GW_CODEC_SCALED_SIGN, block), mom, 0.9f, 1);
+        ASSERT_EQ(gw_worker_load(twin.h, before.data(), before.size()), GW_OK);
+        EXPECT_EQ(twin.step(random_floats(n, 802), 1e-10f), GW_ERR_OVERFLOW);
+        EXPECT_EQ(gwtest::save(twin.h), before);
+        for (int t = 0; t < 3; ++t) {
+            const Vec gt = random_floats(n, 900 + t, 2.0f);
+            step_both(v, rv, gt, 0.05f);
+            ASSERT_EQ(twin.step(gt, 0.05f), GW_OK);
+            EXPECT_EQ(twin.frame, v.frame);
+        }
+    }
+}
+
 TEST(Worker, SignCodecIsSignSGDWorker) {
     const size_t n = 257;
     Worker w(n, codec(GW_CODEC_SIGN), GW_MOMENTUM_NONE, 0.0f, 0);

@@ -110,7 +110,7 @@ gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t
                 frame::add_tile(m, n, off, tl, w, tile);
                 return CombineInputs{tile, tile, e ? e + off : tile};
             },
-            e, nullptr, ws_.codec, frame, &len);
+            e, nullptr, false, ws_.codec, frame, &len);
         // acc and e_s are finite, so a non-finite q can only be an overflow.
         if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;
         if (st != GW_OK) return st;
@@ -145,7 +145,7 @@ gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written
         st = fused_scaled_sign(
             cfg_.codec, n, combine_coef(r),
             [&](uint64_t off, uint64_t) { return CombineInputs{acc + off, acc + off, e + off}; },
-            e_.get(), nullptr, ws_.codec, frame, &len);
+            e_.get(), nullptr, false, ws_.codec, frame, &len);
         if (st == GW_OK)
             *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, s_.clock.step), n, len, 0,
                                    frame);

@@ -85,16 +85,34 @@ gw_status EfWorker::step_codec(const float* g, const float* m, const float* e,
 }
 
 // The scaled-sign codec fused with the combine and the momentum update
-// (feedback/fused_sign.hpp): p never goes to memory. The same bits as step_codec.
+// (feedback/fused_sign.hpp): p never goes to memory. The same bits as
+// step_codec. Fixed blocks go in one pass when max|g| and the carried bounds
+// on m and e prove that nothing overflows (MagnitudeBound).
 gw_status EfWorker::step_scaled_sign(const float* g, const float* m, const float* e,
                                      const kern::EfCoef& k, void* frame, size_t* written) {
+    const uint64_t n = cfg_.n;
+    const bool fixed = fused_sign_block(cfg_.codec, n) < n;
+    MagnitudeBound::Step b{};
+    if (fixed) {
+        const double gmax = MagnitudeBound::measure(g, n);
+        if (std::isinf(gmax)) return GW_ERR_NONFINITE;
+        // Loaded, or grown loose: measure (two read passes, rare). Values
+        // truly above kLimit take the two-pass path, measured every step.
+        if (!bound_.known || !bound_.step(k, gmax).one_pass()) {
+            bound_.m = MagnitudeBound::measure(m_.get(), n);
+            bound_.e = MagnitudeBound::measure(e_.get(), n);
+            bound_.known = true;
+        }
+        b = bound_.step(k, gmax);
+    }
     uint64_t len = 0;
     const gw_status st = fused_scaled_sign(
-        cfg_.codec, cfg_.n, k,
+        cfg_.codec, n, k,
         [&](uint64_t off, uint64_t) { return CombineInputs{g + off, m + off, e + off}; },
-        e_.get(), m_.get(), ws_.codec, frame, &len);
+        e_.get(), m_.get(), fixed && b.one_pass(), ws_.codec, frame, &len);
     if (st != GW_OK) return st;
-    *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, clock_.step), cfg_.n, len, 0, frame);
+    if (fixed) bound_.advance(b, m_ != nullptr, e_ != nullptr);
+    *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, clock_.step), n, len, 0, frame);
     return GW_OK;
 }
 

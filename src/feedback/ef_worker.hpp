@@ -11,6 +11,7 @@
 #include <cstdint>
 
 #include "codecs/codec.hpp"
+#include "feedback/fused_sign.hpp"
 #include "feedback/machine.hpp"
 #include "feedback/state_blob.hpp"
 #include "kernels/kernels.hpp"
@@ -48,7 +49,10 @@ class EfWorker {
     using Scalars = Clock;
     Scalars scalars() const { return clock_; }
     bool scalars_valid(const Scalars& s) const { return s.valid(); }
-    void set_scalars(const Scalars& s) { clock_ = s; }
+    void set_scalars(const Scalars& s) {  // the last act of a load, which replaced m and e
+        clock_ = s;
+        bound_.known = false;
+    }
     template <class V> void fields(V& v, Scalars& s);
 
   private:
@@ -59,7 +63,8 @@ class EfWorker {
 
     WorkerConfig cfg_;
     size_t frame_bound_ = 0;
-    FloatBuf m_, e_, p_;  // momentum, residual, scratch for p (one tile when fused)
+    FloatBuf m_, e_, p_;  // momentum, residual, p (not for the fused scaled sign)
+    MagnitudeBound bound_;  // of m_ and e_, for one-pass fixed-block steps
     Clock clock_;
     Workspace ws_;
 };

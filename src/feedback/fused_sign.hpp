@@ -51,61 +51,128 @@ inline double fold_lanes(double* lanes) {  // sum_abs's fold: lane[j] += lane[j 
     return lanes[0];
 }
 
+// What lets a fixed-block step run in one pass and still change nothing on
+// bad input: bounds B_m >= max|m_i| and B_e >= max|e_i| carried from step to
+// step, so that max|g| (one read pass of g, which also finds any NaN/Inf)
+// bounds every value the step computes. With G = max|g|, in real arithmetic
+//   |m1| <= |mu| B_m + |kg| G = M1,   |p| <= |nu| M1 + |kp| G + |r| B_e = P,
+// and the residual |p - sign(p) s| <= max(|p|, s) <= P, s being a mean of |p|.
+// Each float operation adds at most a factor 1 + 2^-24 (the slack below
+// covers the three in a row, and `tiny` subnormal results' absolute error;
+// compounded over ~10^8 steps it reaches kLimit, and measuring the state
+// again makes the bounds tight). While P
+// stays below kLimit nothing can overflow, so the step cannot fail once g is
+// finite. The bounds only choose the path; both paths give the same bits, so
+// they are not saved, and a load marks them unknown (measured on next use).
+struct MagnitudeBound {
+    static constexpr double kLimit = 0x1p100;  // far below FLT_MAX / 2
+    double m = 0.0, e = 0.0;
+    bool known = true;  // m = e = 0 at start
+
+    struct Step {
+        double m1, p;
+        bool one_pass() const { return p <= kLimit; }
+    };
+    Step step(const kern::EfCoef& k, double g) const {
+        constexpr double slack = 1.0 + 0x1p-21, tiny = 0x1p-120;
+        const double m1 = (std::fabs(k.mu) * m + std::fabs(k.kg) * g) * slack + tiny;
+        const double p =
+            (std::fabs(k.nu) * m1 + std::fabs(k.kp) * g + std::fabs(k.r) * e) * slack + tiny;
+        return {m1, p};
+    }
+    // After a step that wrote momentum (has_m) and residual (has_e).
+    void advance(const Step& s, bool has_m, bool has_e) {
+        m = has_m ? s.m1 : 0.0;
+        e = has_e ? s.p : 0.0;
+    }
+    // Largest |x_i| (inf if x holds NaN/Inf; 0 for a missing buffer).
+    static double measure(const float* x, uint64_t n) {
+        if (!x) return 0.0;
+        uint32_t key = kern::active().max_abs_key(x, n);
+        if (key > 0x7F800000u) key = 0x7F800000u;  // NaN: as Inf
+        float f;
+        std::memcpy(&f, &key, sizeof f);
+        return f;
+    }
+};
+
 // Encode p = ef_combine(g, m, e; k) (never materialized) into the payload at
 // frame::payload_of(codec, frame); *len = payload bytes. tile(off, len)
 // returns the inputs of elements [off, off+len), called once per tile in
 // each pass. e_out (n floats or null: no residual) gets p - C(p) and m_out
-// (n floats or null) the updated momentum, in pass 2; they may be the e and
-// m that tile() returns. GW_ERR_NONFINITE, with nothing written, if p holds
-// NaN/Inf; GW_ERR_OUT_OF_MEMORY if the scales do not fit in scratch.
+// (n floats or null) the updated momentum; they may be the e and m that
+// tile() returns. GW_ERR_NONFINITE, with nothing written, if p holds NaN/Inf;
+// GW_ERR_OUT_OF_MEMORY if the scales do not fit in scratch.
+//
+// one_pass (fixed blocks only): the caller has proven p finite
+// (MagnitudeBound), so each tile's scales and bits are done while the tile
+// is in cache and tile() is called once per tile: g, m and e cross the memory
+// bus once. Without that proof a late block's NaN would be seen after early
+// blocks were written.
 template <class Tile>
 gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::EfCoef& k,
-                            Tile tile, float* e_out, float* m_out, Scratch& scratch, void* frame,
-                            uint64_t* len) {
+                            Tile tile, float* e_out, float* m_out, bool one_pass,
+                            Scratch& scratch, void* frame, uint64_t* len) {
     const kern::Table& t = kern::active();
     const uint64_t block = fused_sign_block(codec, n);
     const uint64_t blocks = (n + block - 1) / block;
     float* scales = static_cast<float*>(scratch.get(blocks * sizeof(float)));
     if (!scales) return GW_ERR_OUT_OF_MEMORY;
-    double lanes[16] = {};
-    for (uint64_t off = 0; off < n; off += kFusedTile) {
-        const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
-        const CombineInputs in = tile(off, tl);
-        if (block == n) {
-            t.ef_sum_abs_lanes(in.g, in.m, in.e, k, tl, lanes);
-            continue;
-        }
+    uint8_t* payload = frame::payload_of(codec, frame);
+    uint8_t* bits = payload + 4 * blocks;  // blocks are multiples of 8: one bit field
+    // Scales of the fixed blocks of tile [off, off+tl).
+    auto scale_tile = [&](const CombineInputs& in, uint64_t off, uint64_t tl) {
         for (uint64_t b = 0; b < tl; b += block) {
             const uint64_t d = tl - b < block ? tl - b : block;
             double l[16] = {};
             t.ef_sum_abs_lanes(in.g + b, in.m + b, in.e + b, k, d, l);
             const double l1 = fold_lanes(l);
-            if (!std::isfinite(l1)) return GW_ERR_NONFINITE;
+            if (!std::isfinite(l1)) return false;
             scales[(off + b) / block] = static_cast<float>(l1 / static_cast<double>(d));
         }
+        return true;
+    };
+    // Scales, bits, residual and momentum of tile [off, off+tl), its scales known.
+    auto sign_tile = [&](const CombineInputs& in, uint64_t off, uint64_t tl) {
+        for (uint64_t b = 0; b < tl; b += block) {
+            const uint64_t d = tl - b < block ? tl - b : block;
+            const uint64_t i = off + b;
+            const float s = scales[i / block];
+            store_le<float>(payload + 4 * (i / block), s);
+            uint8_t* bb = bits + i / 8;
+            t.ef_sign_step(in.g + b, in.m + b, in.e + b, k, s, d, bb, e_out ? e_out + i : nullptr,
+                           m_out ? m_out + i : nullptr);
+            if (s == 0.0f) std::memset(bb, 0, (d + 7) / 8);  // the canonical zero block
+        }
+    };
+    *len = 4 * blocks + (n + 7) / 8;
+    if (one_pass && block < n) {
+        for (uint64_t off = 0; off < n; off += kFusedTile) {
+            const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
+            const CombineInputs in = tile(off, tl);
+            if (!scale_tile(in, off, tl)) return GW_ERR_INTERNAL;  // the caller's proof failed
+            sign_tile(in, off, tl);
+        }
+        return GW_OK;
+    }
+    double lanes[16] = {};
+    for (uint64_t off = 0; off < n; off += kFusedTile) {
+        const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
+        const CombineInputs in = tile(off, tl);
+        if (block == n)
+            t.ef_sum_abs_lanes(in.g, in.m, in.e, k, tl, lanes);
+        else if (!scale_tile(in, off, tl))
+            return GW_ERR_NONFINITE;
     }
     if (block == n) {
         const double l1 = fold_lanes(lanes);
         if (!std::isfinite(l1)) return GW_ERR_NONFINITE;
         scales[0] = static_cast<float>(l1 / static_cast<double>(n));
     }
-    uint8_t* payload = frame::payload_of(codec, frame);
-    for (uint64_t b = 0; b < blocks; ++b) store_le<float>(payload + 4 * b, scales[b]);
-    uint8_t* bits = payload + 4 * blocks;  // blocks are multiples of 8: one bit field
     for (uint64_t off = 0; off < n; off += kFusedTile) {
         const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
-        const CombineInputs in = tile(off, tl);
-        for (uint64_t b = 0; b < tl; b += block) {
-            const uint64_t d = tl - b < block ? tl - b : block;
-            const uint64_t i = off + b;
-            const float s = scales[i / block];
-            uint8_t* bb = bits + i / 8;
-            t.ef_sign_step(in.g + b, in.m + b, in.e + b, k, s, d, bb, e_out ? e_out + i : nullptr,
-                           m_out ? m_out + i : nullptr);
-            if (s == 0.0f) std::memset(bb, 0, (d + 7) / 8);  // the canonical zero block
-        }
+        sign_tile(tile(off, tl), off, tl);
     }
-    *len = 4 * blocks + (n + 7) / 8;
     return GW_OK;
 }
 

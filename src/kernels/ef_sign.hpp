@@ -7,7 +7,7 @@
 // table entries.
 #pragma once
 
-#include "kernels/common.hpp"
+#include "kernels/ef.hpp"
 
 namespace gw::kern {
 namespace {
@@ -17,23 +17,13 @@ struct EfSign;  // vector body below; EfSign<ScalarArch> is the scalar code
 
 template <>
 struct EfSign<ScalarArch> {
-    // ef_combine's p, and m1 (the updated momentum) on the way.
-    static float combine(float g, float m, float e, const EfCoef& c, float* m1) {
-        const float t1 = c.mu * m;
-        const float t2 = c.kg * g;
-        *m1 = t1 + t2;
-        const float t3 = c.nu * *m1;
-        const float t4 = c.kp * g;
-        const float t5 = t3 + t4;
-        const float t6 = c.r * e;
-        return t5 + t6;
-    }
+    using E = Ef<ScalarArch>;
     // i0 must be a multiple of 16 (lane i0 % 16 == 0).
     static void sum_abs_range(const float* g, const float* m, const float* e, EfCoef c,
                               size_t i0, size_t n, double* lanes) {
         for (size_t i = i0; i < n; ++i) {
             float m1;
-            const float p = combine(g[i], m[i], e[i], c, &m1);
+            const float p = E::combine(g[i], m[i], e[i], c, &m1);
             lanes[i & 15] += double(float_of(bits_of(p) & 0x7FFFFFFFu));  // |p|
         }
     }
@@ -52,7 +42,7 @@ struct EfSign<ScalarArch> {
             unsigned b = 0;
             for (size_t k = 0; k < k_end; ++k) {
                 float m1;
-                const float p = combine(g[i + k], m[i + k], e[i + k], c, &m1);
+                const float p = E::combine(g[i + k], m[i + k], e[i + k], c, &m1);
                 const bool lt = p < 0.0f;
                 b |= unsigned(lt) << k;
                 if (e_out) e_out[i + k] = p - (lt ? neg : s);
@@ -77,21 +67,8 @@ struct EfSign : VecBase<Arch> {
     using typename B::O;
     using B::loadf;
     using B::W;
-
-    struct Coef {
-        F mu, kg, nu, kp, r;
-        explicit Coef(const EfCoef& c) : mu(c.mu), kg(c.kg), nu(c.nu), kp(c.kp), r(c.r) {}
-    };
-    static F combine(const F& g, const F& m, const F& e, const Coef& c, F& m1) {
-        const F t1 = c.mu * m;
-        const F t2 = c.kg * g;
-        m1 = t1 + t2;
-        const F t3 = c.nu * m1;
-        const F t4 = c.kp * g;
-        const F t5 = t3 + t4;
-        const F t6 = c.r * e;
-        return t5 + t6;
-    }
+    using E = Ef<Arch>;
+    using Coef = typename E::Coef;
 
     // Norms::sum_lanes and Sign::sign_pack_residual with p computed in
     // registers.
@@ -100,7 +77,7 @@ struct EfSign : VecBase<Arch> {
         const Coef k(c);
         const size_t i = B::template add_lanes16<false>(n, lanes, [&](size_t j) {
             F m1;
-            return F(xsimd::abs(combine(loadf(g + j), loadf(m + j), loadf(e + j), k, m1)));
+            return F(xsimd::abs(E::combine(loadf(g + j), loadf(m + j), loadf(e + j), k, m1)));
         });
         S::sum_abs_range(g, m, e, c, i, n, lanes);
     }
@@ -114,7 +91,7 @@ struct EfSign : VecBase<Arch> {
         const F zero(0.0f), pos(s), neg(-s);
         return B::pack_bits(n, bits, [&](size_t j) {
             F m1;
-            const F p = combine(loadf(g + j), loadf(m + j), loadf(e + j), k, m1);
+            const F p = E::combine(loadf(g + j), loadf(m + j), loadf(e + j), k, m1);
             const BF lt = p < zero;
             if constexpr (WithE) (p - xsimd::select(lt, neg, pos)).store_unaligned(e_out + j);
             if constexpr (WithM) m1.store_unaligned(m_out + j);
