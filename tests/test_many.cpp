@@ -348,4 +348,52 @@ TEST(ServerRound, OverflowIsRejectedWithNothingChanged) {
     }
 }
 
+// Fixed-block rounds of sign frames go in one pass when the frames' scales
+// and the bound carried on e_s prove q finite (feedback/fused_sign.hpp). A
+// round that overflows in its last tile only must still change nothing, also
+// on a server just reloaded or fed by pushes until then (its bound unknown),
+// and all go on alike.
+TEST(ServerRound, OnePassRoundsRefuseALateOverflow) {
+    const size_t n = 40003;  // three tiles
+    const uint32_t M = 3;
+    const Spec c = codec(GW_CODEC_SCALED_SIGN, 4096);
+    Server s(n, 0, n, M, c, 1), p(n, 0, n, M, c, 1);
+    auto frames_of = [&](uint32_t seed, float late) {
+        std::vector<Frame> f;
+        for (uint32_t i = 0; i < M; ++i) {
+            Vec x = random_floats(n, seed + i);
+            x[n - 5] = late;  // in the last block: its scale is ~ late / 3139
+            f.push_back(gwtest::encode(c, x));
+        }
+        return f;
+    };
+    for (int t = 0; t < 3; ++t) {
+        const auto f = frames_of(10 * t, t == 2 ? 3e38f : 1.0f);
+        ASSERT_EQ(s.round(f, 1.0f), GW_OK);
+        ASSERT_EQ(p.push_step(f, 1.0f), GW_OK);
+        ASSERT_EQ(s.frame, p.frame);
+    }
+    // e_s ~ 1e35 in the last block only; r = 1e4 overflows q there.
+    const auto before = gwtest::save(s.h);
+    const auto late = frames_of(100, 1.0f);
+    EXPECT_EQ(s.round(late, 1e-4f), GW_ERR_OVERFLOW);
+    EXPECT_EQ(gwtest::save(s.h), before);
+    Server twin(n, 0, n, M, c, 1);
+    ASSERT_EQ(gw_server_load(twin.h, before.data(), before.size()), GW_OK);
+    EXPECT_EQ(twin.round(late, 1e-4f), GW_ERR_OVERFLOW);
+    EXPECT_EQ(gwtest::save(twin.h), before);
+    // So does the server whose e_s came from pushes and steps.
+    EXPECT_EQ(p.round(late, 1e-4f), GW_ERR_OVERFLOW);
+    EXPECT_EQ(gwtest::save(p.h), before);
+    for (int t = 0; t < 3; ++t) {
+        const auto f = frames_of(200 + 10 * t, 1.0f);
+        ASSERT_EQ(s.round(f, 0.5f), GW_OK);
+        ASSERT_EQ(twin.round(f, 0.5f), GW_OK);
+        ASSERT_EQ(p.push_step(f, 0.5f), GW_OK);
+        ASSERT_EQ(s.frame, p.frame);
+        ASSERT_EQ(twin.frame, p.frame);
+        ASSERT_TRUE(bits_equal(s.residual(n), p.residual(n)));
+    }
+}
+
 }  // namespace

@@ -101,19 +101,27 @@ gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t
         float* tile = static_cast<float*>(ws_.tile.get(kFusedTile * sizeof(float)));
         if (!tile) return GW_ERR_OUT_OF_MEMORY;
         float* e = e_.get();
+        const kern::EfCoef k = combine_coef(r);
+        // Fixed blocks in one pass (each tile of the sum built once) when the
+        // frames' scales and the bound on e_s prove q finite.
+        const bool fixed = fused_sign_block(cfg_.codec, n) < n;
+        MagnitudeBound::Step b{};
+        const bool one_pass =
+            fixed && bound_.prove(k, frame::max_abs_sum(m, n, w), nullptr, e, n, &b);
         uint64_t len = 0;
         // q = (0 + w D_1 + ... + w D_M) + r e_s per tile, as push and step compute it.
         st = fused_scaled_sign(
-            cfg_.codec, n, combine_coef(r),
+            cfg_.codec, n, k,
             [&](uint64_t off, uint64_t tl) {
                 std::memset(tile, 0, tl * sizeof(float));
                 frame::add_tile(m, n, off, tl, w, tile);
                 return CombineInputs{tile, tile, e ? e + off : tile};
             },
-            e, nullptr, false, ws_.codec, frame, &len);
+            e, nullptr, one_pass, ws_.codec, frame, &len);
         // acc and e_s are finite, so a non-finite q can only be an overflow.
         if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;
         if (st != GW_OK) return st;
+        if (fixed) bound_.advance(b, false, e != nullptr);
         *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, s_.clock.step), n, len, 0, frame);
         s_.clock.advance(lr);
         return GW_OK;
@@ -158,6 +166,7 @@ gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written
     // acc and e_s are finite, so a non-finite q can only be an overflow.
     if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;
     if (st != GW_OK) return st;
+    bound_.known = false;  // e_s changed untracked: round() measures it first
     s_.pushes = 0;
     s_.clock.advance(lr);
     return GW_OK;

@@ -16,6 +16,7 @@
 #include <cstdint>
 
 #include "codecs/codec.hpp"
+#include "feedback/fused_sign.hpp"
 #include "feedback/machine.hpp"
 #include "feedback/state_blob.hpp"
 #include "frame/frame.hpp"
@@ -64,7 +65,10 @@ class EfServer {
     bool scalars_valid(const Scalars& s) const {
         return s.clock.valid() && s.pushes <= cfg_.workers;
     }
-    void set_scalars(const Scalars& s) { s_ = s; }
+    void set_scalars(const Scalars& s) {  // the last act of a load, which replaced e_s
+        s_ = s;
+        bound_.known = false;
+    }
     template <class V> void fields(V& v, Scalars& s);
 
   private:
@@ -77,6 +81,7 @@ class EfServer {
     ServerConfig cfg_;
     size_t frame_bound_ = 0;
     FloatBuf acc_, e_, q_;  // round accumulator, residual e_s, scratch (q or a tile, next acc)
+    MagnitudeBound bound_;  // of e_s, for one-pass fixed-block rounds
     Scalars s_;
     Workspace ws_;
 };

@@ -93,23 +93,17 @@ gw_status EfWorker::step_scaled_sign(const float* g, const float* m, const float
     const uint64_t n = cfg_.n;
     const bool fixed = fused_sign_block(cfg_.codec, n) < n;
     MagnitudeBound::Step b{};
+    bool one_pass = false;
     if (fixed) {
         const double gmax = MagnitudeBound::measure(g, n);
         if (std::isinf(gmax)) return GW_ERR_NONFINITE;
-        // Loaded, or grown loose: measure (two read passes, rare). Values
-        // truly above kLimit take the two-pass path, measured every step.
-        if (!bound_.known || !bound_.step(k, gmax).one_pass()) {
-            bound_.m = MagnitudeBound::measure(m_.get(), n);
-            bound_.e = MagnitudeBound::measure(e_.get(), n);
-            bound_.known = true;
-        }
-        b = bound_.step(k, gmax);
+        one_pass = bound_.prove(k, gmax, m_.get(), e_.get(), n, &b);
     }
     uint64_t len = 0;
     const gw_status st = fused_scaled_sign(
         cfg_.codec, n, k,
         [&](uint64_t off, uint64_t) { return CombineInputs{g + off, m + off, e + off}; },
-        e_.get(), m_.get(), fixed && b.one_pass(), ws_.codec, frame, &len);
+        e_.get(), m_.get(), one_pass, ws_.codec, frame, &len);
     if (st != GW_OK) return st;
     if (fixed) bound_.advance(b, m_ != nullptr, e_ != nullptr);
     *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, clock_.step), n, len, 0, frame);

@@ -80,6 +80,22 @@ struct MagnitudeBound {
             (std::fabs(k.nu) * m1 + std::fabs(k.kp) * g + std::fabs(k.r) * e) * slack + tiny;
         return {m1, p};
     }
+    // True if a step with max|g| <= gmax is proven not to overflow; *out
+    // bounds what it computes either way. mv and ev (n floats or null) are
+    // the state bounded; measured first if the bounds are unknown (after a
+    // load) or too loose (two read passes, rare: values truly near kLimit
+    // make every step measure and take the two-pass path).
+    bool prove(const kern::EfCoef& k, double gmax, const float* mv, const float* ev, uint64_t n,
+               Step* out) {
+        if (gmax < kLimit && (!known || !step(k, gmax).one_pass())) {
+            m = measure(mv, n);
+            e = measure(ev, n);
+            known = true;
+        }
+        // Valid for advance() whichever path the step takes.
+        *out = known ? step(k, gmax) : Step{HUGE_VAL, HUGE_VAL};
+        return out->one_pass();
+    }
     // After a step that wrote momentum (has_m) and residual (has_e).
     void advance(const Step& s, bool has_m, bool has_e) {
         m = has_m ? s.m1 : 0.0;

@@ -1,5 +1,7 @@
 #include "frame/many.hpp"
 
+#include <cmath>
+
 #include "kernels/kernels.hpp"
 
 namespace gw::frame {
@@ -29,6 +31,29 @@ void add_tile(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha
         c.accumulate_range(f.params, f.payload, n, off, off + len, alpha, tile);
     }
     flush();
+}
+
+double max_abs_sum(const Many& m, uint64_t n, float alpha) {
+    double sum = 0.0;
+    for (size_t j = 0; j < m.count; ++j) {
+        const View& f = m.views[j];
+        const Codec& c = *f.params.codec;
+        if (!c.sign_range) return HUGE_VAL;
+        uint64_t block = static_cast<uint64_t>(param_or(f.params, GW_PARAM_BLOCK_SIZE, 0));
+        if (block == 0 || block > n) block = n;
+        float top = 0.0f;
+        for (uint64_t lo = 0; lo < n; lo += block) {
+            const uint8_t* bits = nullptr;
+            float s = 0.0f;
+            const uint64_t hi = n - lo < block ? n : lo + block;
+            if (!c.sign_range(f.params, f.payload, n, lo, hi, &bits, &s)) return HUGE_VAL;
+            top = std::fmax(top, std::fabs(s));
+        }
+        sum += std::fabs(static_cast<double>(alpha)) * top;
+    }
+    // Each of the M products and sums rounds by at most 2^-24 relative (and
+    // subnormal results by an absolute 2^-149).
+    return sum * (1.0 + static_cast<double>(m.count + 1) * 0x1p-23) + 0x1p-120;
 }
 
 void add_all(const Many& m, uint64_t n, float alpha, float* acc, Scratch& stage) {

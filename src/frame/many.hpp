@@ -60,6 +60,12 @@ gw_status open_many(const void* const* frames, const size_t* sizes, size_t count
 // (m.tiled; off a multiple of 8).
 void add_tile(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha, float* tile);
 
+// An upper bound on |0 + alpha decoded_1[i] + ... + alpha decoded_M[i]| for
+// every i, the rounding of the additions included, when every frame decodes
+// to +-s blocks (Codec::sign_range): from the frames' scales alone, without
+// decoding. +inf for frames of other kinds.
+double max_abs_sum(const Many& m, uint64_t n, float alpha);
+
 // acc[0..n) += alpha * decoded_j for every frame in order: tile by tile when
 // m.tiled, else frame by frame (re-opening zstd-staged frames, whose payload
 // lived in the shared stage).
