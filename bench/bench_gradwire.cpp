@@ -298,10 +298,12 @@ void codecs() {
 }
 
 // `count` scaled-sign frames (one block) of n normal values.
-std::vector<std::vector<uint8_t>> sign_frames(size_t n, int count, uint32_t seed) {
+std::vector<std::vector<uint8_t>> sign_frames(size_t n, int count, uint32_t seed,
+                                              int block = 0) {
     std::vector<std::vector<uint8_t>> frames;
     gw_codec_spec* spec = nullptr;
     gw_codec_spec_create(&spec, GW_CODEC_SCALED_SIGN);
+    gw_codec_spec_set(spec, GW_PARAM_BLOCK_SIZE, block);
     for (int w = 0; w < count; ++w) {
         Buf<float> g = normal(n, seed + w);
         size_t bound = 0, written = 0;
@@ -361,10 +363,15 @@ void machines() {
             });
         }
     // A server round: M = 4 scaled-sign frames, then the step; pushed one by
-    // one, and in one gw_server_round call. Minimal traffic: 4 frames in (n/8
-    // each), the residual read and written, one frame out.
-    for (bool at_once : {false, true})
-        add(at_once ? "server_round_call/M4" : "server_round/M4", 8 + 5.0 / 8, [at_once](size_t n) {
+    // one, and in one gw_server_round call; one block per tensor, and (in one
+    // call) 4096-element blocks, which go in one pass. Minimal traffic: 4
+    // frames in (n/8 each), the residual read and written, one frame out.
+    for (int mode : {0, 1, 2}) {
+        const bool at_once = mode > 0;
+        const int block = mode == 2 ? 4096 : 0;
+        add(mode == 0 ? "server_round/M4" : mode == 1 ? "server_round_call/M4"
+                                                     : "server_round_call/M4_block4096",
+            8 + 5.0 / 8, [at_once, block](size_t n) {
             struct S {
                 gw_server* h = nullptr;
                 gw_codec_spec* spec = nullptr;
@@ -379,12 +386,13 @@ void machines() {
             };
             auto s = std::make_shared<S>();
             gw_codec_spec_create(&s->spec, GW_CODEC_SCALED_SIGN);
+            gw_codec_spec_set(s->spec, GW_PARAM_BLOCK_SIZE, block);
             gw_server_options o = GW_SERVER_OPTIONS_INIT;
             o.total = o.length = n;
             o.num_workers = 4;
             o.check_tag = 0;
             gw_server_create(&s->h, &o, s->spec, s->spec);
-            s->frames = sign_frames(n, 4, 10);
+            s->frames = sign_frames(n, 4, 10, block);
             for (const auto& f : s->frames) {
                 s->ptr.push_back(f.data());
                 s->size.push_back(f.size());
@@ -403,6 +411,7 @@ void machines() {
                 gw_server_step(s->h, 0.1f, s->out.data(), s->out.size(), &written);
             };
         });
+    }
     // Eight scaled-sign frames into one accumulator (a server or an
     // all-gather receiver): minimal traffic is the accumulator once plus the frames.
     add("decode_accumulate_x8/scaled_sign", 8 + 8.0 / 8, [](size_t n) {

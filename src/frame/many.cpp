@@ -5,11 +5,12 @@
 #include "kernels/kernels.hpp"
 
 namespace gw::frame {
+namespace {
 
-// Runs of sign-bit frames (sign, scaled sign in one block) go through
+// Runs of sign-bit frames (sign, scaled sign within one block) go through
 // kern::sign_accumulate_n, up to kSignAccumulateMax at a time: the tile is
 // loaded and stored once per run instead of once per frame.
-void add_tile(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha, float* tile) {
+void add_range(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha, float* tile) {
     const kern::Table& t = kern::active();
     const uint8_t* bits[kern::kSignAccumulateMax];
     float v[kern::kSignAccumulateMax];
@@ -31,6 +32,24 @@ void add_tile(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha
         c.accumulate_range(f.params, f.payload, n, off, off + len, alpha, tile);
     }
     flush();
+}
+
+}  // namespace
+
+// Frames of fixed blocks that divide the tile (scaled sign, 4096 elements)
+// are ranges of +-s only block by block: the tile goes in pieces of the
+// smallest such block (not below 1024 elements, where the calls would cost
+// more than they save), each piece one run. Per element the same additions in
+// the same order whatever the pieces.
+void add_tile(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha, float* tile) {
+    uint64_t piece = len;
+    for (size_t j = 0; j < m.count; ++j) {
+        const uint64_t b =
+            static_cast<uint64_t>(param_or(m.views[j].params, GW_PARAM_BLOCK_SIZE, 0));
+        if (b >= 1024 && b < piece && kSumTile % b == 0 && off % b == 0) piece = b;
+    }
+    for (uint64_t a = 0; a < len; a += piece)
+        add_range(m, n, off + a, len - a < piece ? len - a : piece, alpha, tile + a);
 }
 
 double max_abs_sum(const Many& m, uint64_t n, float alpha) {
