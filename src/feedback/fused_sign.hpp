@@ -60,10 +60,10 @@ inline double fold_lanes(double* lanes) {  // sum_abs's fold: lane[j] += lane[j 
 // Each float operation adds at most a factor 1 + 2^-24 (the slack below
 // covers the three in a row, and `tiny` subnormal results' absolute error;
 // compounded over ~10^8 steps it reaches kLimit, and measuring the state
-// again makes the bounds tight). While P
-// stays below kLimit nothing can overflow, so the step cannot fail once g is
-// finite. The bounds only choose the path; both paths give the same bits, so
-// they are not saved, and a load marks them unknown (measured on next use).
+// again makes the bounds tight). While P stays below kLimit nothing can
+// overflow, so the step cannot fail once g is finite. The bounds only choose
+// the path; both paths give the same bits, so they are not saved, and a load
+// marks them unknown (measured on next use).
 struct MagnitudeBound {
     static constexpr double kLimit = 0x1p100;  // far below FLT_MAX / 2
     double m = 0.0, e = 0.0;
@@ -148,7 +148,8 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
         }
         return true;
     };
-    // Scales, bits, residual and momentum of tile [off, off+tl), its scales known.
+    // Tile [off, off+tl), its scales known: they go into the payload, then
+    // the bits, residual and momentum.
     auto sign_tile = [&](const CombineInputs& in, uint64_t off, uint64_t tl) {
         for (uint64_t b = 0; b < tl; b += block) {
             const uint64_t d = tl - b < block ? tl - b : block;
