@@ -186,6 +186,55 @@ TEST(Worker, FixedBlocksOnePassKeepsTheRejectedStepRule) {
     }
 }
 
+// The one-pass proof under random magnitudes and learning rates: episodes of
+// 30 steps whose gradients reach 2^60 .. 2^127 (and single spikes), r up to
+// 1e3, so that steps go in one pass, in two (bounds too large), or are
+// refused. Every step either equals the reference bit for bit or is refused
+// (overflow, NaN/Inf) with the checkpoint unchanged; never GW_ERR_INTERNAL
+// (a proof that failed mid-step).
+TEST(Worker, FixedBlocksRandomMagnitudesNeverCorruptState) {
+    const size_t n = 20011;  // two tiles of 1024-element blocks, a ragged last block
+    const uint32_t block = 1024;
+    for (gw_momentum mom : {GW_MOMENTUM_NONE, GW_MOMENTUM_NESTEROV, GW_MOMENTUM_SIGNUM}) {
+        std::mt19937 rng(77 + mom);
+        int ok = 0, refused = 0;
+        for (int top : {60, 90, 100, 110, 127}) {
+            SCOPED_TRACE(testing::Message() << "momentum " << mom << " top 2^" << top);
+            Worker w(n, codec(GW_CODEC_SCALED_SIGN, block), mom, 0.9f, 1);
+            ref::Worker r(n, ref_kind(mom), 0.9f, true);
+            std::uniform_int_distribution<int> expo(-30, top), coin(0, 7);
+            std::uniform_int_distribution<size_t> pos(0, n - 1);
+            std::uniform_real_distribution<double> lr_exp(-3.0, 0.0);
+            for (int t = 0; t < 30; ++t) {
+                Vec g = random_floats(n, 5000 + t);
+                const double scale = std::ldexp(1.0, expo(rng) - 2);
+                for (float& x : g) x = static_cast<float>(x * scale);
+                if (coin(rng) == 0) g[pos(rng)] = std::ldexp(coin(rng) < 4 ? 1.5f : -1.5f, expo(rng));
+                const float lr = static_cast<float>(std::pow(10.0, lr_exp(rng)));
+                const std::vector<uint8_t> before = gwtest::save(w.h);
+                const gw_status st = w.step(g, lr);
+                ASSERT_TRUE(st == GW_OK || st == GW_ERR_OVERFLOW || st == GW_ERR_NONFINITE)
+                    << "step " << t << ": " << gw_status_name(st);
+                if (st != GW_OK) {
+                    ++refused;
+                    ASSERT_EQ(gwtest::save(w.h), before) << "step " << t;
+                    continue;
+                }
+                ++ok;
+                const Vec want =
+                    r.step(g, lr, [&](const Vec& p) { return ref::scaled_sign(p, block); });
+                ASSERT_TRUE(bits_equal(decode(w.frame, n), want)) << "step " << t;
+                ASSERT_TRUE(bits_equal(w.residual(n), r.e)) << "step " << t;
+                if (mom != GW_MOMENTUM_NONE) {
+                    ASSERT_TRUE(bits_equal(w.momentum(n), r.m)) << "step " << t;
+                }
+            }
+        }
+        EXPECT_GT(ok, 60);
+        EXPECT_GT(refused, 2);
+    }
+}
+
 TEST(Worker, SignCodecIsSignSGDWorker) {
     const size_t n = 257;
     Worker w(n, codec(GW_CODEC_SIGN), GW_MOMENTUM_NONE, 0.0f, 0);
