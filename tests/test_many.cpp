@@ -396,4 +396,50 @@ TEST(ServerRound, OnePassRoundsRefuseALateOverflow) {
     }
 }
 
+// Rounds under random magnitudes (frames up to 2^125, r up to 1e6), in
+// episodes so that rounds go in one pass, in two, or are refused: the same
+// status and bits as a server fed by pushes (which never takes one pass), a
+// refused round leaving the checkpoint unchanged.
+TEST(ServerRound, RandomMagnitudesMatchPushes) {
+    const size_t n = 20011;
+    const Spec c = codec(GW_CODEC_SCALED_SIGN, 1024);
+    std::mt19937 rng(5);
+    int ok = 0, refused = 0;
+    for (uint32_t M : {1u, 3u, 7u})
+        for (int top : {60, 100, 127}) {
+            SCOPED_TRACE(testing::Message() << "M " << M << " top 2^" << top);
+            Server s(n, 0, n, M, c, 1), p(n, 0, n, M, c, 1);
+            std::uniform_int_distribution<int> expo(top - 30, top);
+            std::uniform_real_distribution<double> lr_exp(-6.0, 0.0);
+            for (int t = 0; t < 12; ++t) {
+                std::vector<Frame> f;
+                for (uint32_t j = 0; j < M; ++j) {
+                    Vec x = random_floats(n, 100 * t + j);
+                    const double scale = std::ldexp(1.0, expo(rng) - 2);
+                    for (float& v : x) v = static_cast<float>(v * scale);
+                    for (float& v : x)
+                        if (!std::isfinite(v)) v = 0.0f;
+                    f.push_back(gwtest::encode(c, x));
+                }
+                const float lr = static_cast<float>(std::pow(10.0, lr_exp(rng)));
+                const auto before = gwtest::save(s.h);
+                const gw_status st = s.round(f, lr);
+                const gw_status sp = p.push_step(f, lr);
+                ASSERT_EQ(st, sp) << "round " << t;
+                if (st != GW_OK) {
+                    ASSERT_EQ(st, GW_ERR_OVERFLOW);
+                    ++refused;
+                    ASSERT_EQ(gwtest::save(s.h), before);
+                    ASSERT_EQ(gw_server_reset_round(p.h), GW_OK);
+                    continue;
+                }
+                ++ok;
+                ASSERT_EQ(s.frame, p.frame) << "round " << t;
+                ASSERT_TRUE(bits_equal(s.residual(n), p.residual(n))) << "round " << t;
+            }
+        }
+    EXPECT_GT(ok, 40);
+    EXPECT_GT(refused, 3);
+}
+
 }  // namespace
