@@ -109,29 +109,15 @@ gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t
         const bool one_pass =
             fixed && bound_.prove(k, frame::max_abs_sum(m, n, w), nullptr, e, n, &b);
         uint64_t len = 0;
-        // q = (0 + w D_1 + ... + w D_M) + r e_s per tile, as push and step
-        // compute it: from the frames' sign bits in registers when every frame
-        // is one +-s range, else built in the tile.
-        if (frame::whole_sign_frames(m, n)) {
-            const uint8_t* fields[kern::kSignAccumulateMax];
-            float v[kern::kSignAccumulateMax];
-            st = fused_scaled_sign(
-                cfg_.codec, n, k,
-                [&](uint64_t off, uint64_t tl) {
-                    frame::sign_fields(m, n, off, tl, w, fields, v);
-                    return SignSumInputs{fields, v, m.count, e ? e + off : nullptr};
-                },
-                e, nullptr, one_pass, ws_.codec, frame, &len);
-        } else {
-            st = fused_scaled_sign(
-                cfg_.codec, n, k,
-                [&](uint64_t off, uint64_t tl) {
-                    std::memset(tile, 0, tl * sizeof(float));
-                    frame::add_tile(m, n, off, tl, w, tile);
-                    return CombineInputs{tile, tile, e ? e + off : tile};
-                },
-                e, nullptr, one_pass, ws_.codec, frame, &len);
-        }
+        // q = (0 + w D_1 + ... + w D_M) + r e_s per tile, as push and step compute it.
+        st = fused_scaled_sign(
+            cfg_.codec, n, k,
+            [&](uint64_t off, uint64_t tl) {
+                std::memset(tile, 0, tl * sizeof(float));
+                frame::add_tile(m, n, off, tl, w, tile);
+                return CombineInputs{tile, tile, e ? e + off : tile};
+            },
+            e, nullptr, one_pass, ws_.codec, frame, &len);
         // acc and e_s are finite, so a non-finite q can only be an overflow.
         if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;
         if (st != GW_OK) return st;

@@ -38,46 +38,11 @@ inline uint64_t fused_sign_block(const CodecParams& codec, uint64_t n) {
 }
 
 // ef_combine's inputs for one tile, each pointing at the tile's first element
-// (m and e may stand in with zero weight, as in ef_combine's callers), and the
-// fused kernels' calls on elements [b, b+d) of the tile.
+// (m and e may stand in with zero weight, as in ef_combine's callers).
 struct CombineInputs {
     const float* g;
     const float* m;
     const float* e;
-    void sum_abs_lanes(const kern::EfCoef& k, uint64_t b, uint64_t d, double* lanes) const {
-        kern::active().ef_sum_abs_lanes(g + b, m + b, e + b, k, d, lanes);
-    }
-    void sign_step(const kern::EfCoef& k, float s, uint64_t b, uint64_t d, uint8_t* bits,
-                   float* e_out, float* m_out) const {
-        kern::active().ef_sign_step(g + b, m + b, e + b, k, s, d, bits, e_out, m_out);
-    }
-};
-
-// A tile of a server's q = (sum of m <= kSignAccumulateMax sign fields) +
-// r e_s with the sum never stored either (kern sign_sum_*): each field at the
-// tile's first element, the value it adds, e_s at the tile or null. The same
-// bits as CombineInputs on a tile of the sum with coefficients {0, 0, 0, 1, r}
-// (k.r is r; there is no momentum to write).
-struct SignSumInputs {
-    const uint8_t* const* bits;
-    const float* v;
-    size_t m;
-    const float* e;
-    void at(uint64_t b, const uint8_t** out) const {  // b is a multiple of 8
-        for (size_t j = 0; j < m; ++j) out[j] = bits[j] + b / 8;
-    }
-    void sum_abs_lanes(const kern::EfCoef& k, uint64_t b, uint64_t d, double* lanes) const {
-        const uint8_t* f[kern::kSignAccumulateMax];
-        at(b, f);
-        kern::active().sign_sum_abs_lanes(f, v, m, e ? e + b : nullptr, k.r, d, lanes);
-    }
-    void sign_step(const kern::EfCoef& k, float s, uint64_t b, uint64_t d, uint8_t* bits_out,
-                   float* e_out, float*) const {
-        const uint8_t* f[kern::kSignAccumulateMax];
-        at(b, f);
-        kern::active().sign_sum_sign_step(f, v, m, e ? e + b : nullptr, k.r, s, d, bits_out,
-                                          e_out);
-    }
 };
 
 inline double fold_lanes(double* lanes) {  // sum_abs's fold: lane[j] += lane[j + s]
@@ -149,8 +114,7 @@ struct MagnitudeBound {
 
 // Encode p = ef_combine(g, m, e; k) (never materialized) into the payload at
 // frame::payload_of(codec, frame); *len = payload bytes. tile(off, len)
-// returns the inputs of elements [off, off+len) (CombineInputs, or
-// SignSumInputs for p = q + r e from sign fields), called once per tile in
+// returns the inputs of elements [off, off+len), called once per tile in
 // each pass. e_out (n floats or null: no residual) gets p - C(p) and m_out
 // (n floats or null) the updated momentum; they may be the e and m that
 // tile() returns. GW_ERR_NONFINITE, with nothing written, if p holds NaN/Inf;
@@ -165,6 +129,7 @@ template <class Tile>
 gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::EfCoef& k,
                             Tile tile, float* e_out, float* m_out, bool one_pass,
                             Scratch& scratch, void* frame, uint64_t* len) {
+    const kern::Table& t = kern::active();
     const uint64_t block = fused_sign_block(codec, n);
     const uint64_t blocks = (n + block - 1) / block;
     float* scales = static_cast<float*>(scratch.get(blocks * sizeof(float)));
@@ -172,11 +137,11 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
     uint8_t* payload = frame::payload_of(codec, frame);
     uint8_t* bits = payload + 4 * blocks;  // blocks are multiples of 8: one bit field
     // Scales of the fixed blocks of tile [off, off+tl).
-    auto scale_tile = [&](const auto& in, uint64_t off, uint64_t tl) {
+    auto scale_tile = [&](const CombineInputs& in, uint64_t off, uint64_t tl) {
         for (uint64_t b = 0; b < tl; b += block) {
             const uint64_t d = tl - b < block ? tl - b : block;
             double l[16] = {};
-            in.sum_abs_lanes(k, b, d, l);
+            t.ef_sum_abs_lanes(in.g + b, in.m + b, in.e + b, k, d, l);
             const double l1 = fold_lanes(l);
             if (!std::isfinite(l1)) return false;
             scales[(off + b) / block] = static_cast<float>(l1 / static_cast<double>(d));
@@ -185,14 +150,15 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
     };
     // Tile [off, off+tl), its scales known: they go into the payload, then
     // the bits, residual and momentum.
-    auto sign_tile = [&](const auto& in, uint64_t off, uint64_t tl) {
+    auto sign_tile = [&](const CombineInputs& in, uint64_t off, uint64_t tl) {
         for (uint64_t b = 0; b < tl; b += block) {
             const uint64_t d = tl - b < block ? tl - b : block;
             const uint64_t i = off + b;
             const float s = scales[i / block];
             store_le<float>(payload + 4 * (i / block), s);
             uint8_t* bb = bits + i / 8;
-            in.sign_step(k, s, b, d, bb, e_out ? e_out + i : nullptr, m_out ? m_out + i : nullptr);
+            t.ef_sign_step(in.g + b, in.m + b, in.e + b, k, s, d, bb, e_out ? e_out + i : nullptr,
+                           m_out ? m_out + i : nullptr);
             if (s == 0.0f) std::memset(bb, 0, (d + 7) / 8);  // the canonical zero block
         }
     };
@@ -200,7 +166,7 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
     if (one_pass && block < n) {
         for (uint64_t off = 0; off < n; off += kFusedTile) {
             const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
-            const auto in = tile(off, tl);
+            const CombineInputs in = tile(off, tl);
             if (!scale_tile(in, off, tl)) return GW_ERR_INTERNAL;  // the caller's proof failed
             sign_tile(in, off, tl);
         }
@@ -209,9 +175,9 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
     double lanes[16] = {};
     for (uint64_t off = 0; off < n; off += kFusedTile) {
         const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
-        const auto in = tile(off, tl);
+        const CombineInputs in = tile(off, tl);
         if (block == n)
-            in.sum_abs_lanes(k, 0, tl, lanes);
+            t.ef_sum_abs_lanes(in.g, in.m, in.e, k, tl, lanes);
         else if (!scale_tile(in, off, tl))
             return GW_ERR_NONFINITE;
     }

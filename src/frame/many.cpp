@@ -52,28 +52,6 @@ void add_tile(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha
         add_range(m, n, off + a, len - a < piece ? len - a : piece, alpha, tile + a);
 }
 
-bool whole_sign_frames(const Many& m, uint64_t n) {
-    if (m.count > kern::kSignAccumulateMax) return false;
-    for (size_t j = 0; j < m.count; ++j) {
-        const View& f = m.views[j];
-        const Codec& c = *f.params.codec;
-        const uint8_t* bits = nullptr;
-        float s = 0.0f;
-        if (!c.sign_range || !c.sign_range(f.params, f.payload, n, 0, n, &bits, &s)) return false;
-    }
-    return true;
-}
-
-void sign_fields(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha,
-                 const uint8_t** bits, float* v) {
-    for (size_t j = 0; j < m.count; ++j) {
-        const View& f = m.views[j];
-        float s = 0.0f;
-        f.params.codec->sign_range(f.params, f.payload, n, off, off + len, &bits[j], &s);
-        v[j] = alpha * s;  // what accumulate adds: +-(alpha * s)
-    }
-}
-
 double max_abs_sum(const Many& m, uint64_t n, float alpha) {
     double sum = 0.0;
     for (size_t j = 0; j < m.count; ++j) {

@@ -66,14 +66,6 @@ void add_tile(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha
 // decoding. +inf for frames of other kinds.
 double max_abs_sum(const Many& m, uint64_t n, float alpha);
 
-// True if there are at most kern::kSignAccumulateMax frames and each decodes
-// to +-s over all n elements (sign, scaled sign in one block): then
-// sign_fields gives, for elements [off, off+len) (off a multiple of 8), each
-// frame's bits there and the value alpha * s that accumulate adds.
-bool whole_sign_frames(const Many& m, uint64_t n);
-void sign_fields(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha,
-                 const uint8_t** bits, float* v);
-
 // acc[0..n) += alpha * decoded_j for every frame in order: tile by tile when
 // m.tiled, else frame by frame (re-opening zstd-staged frames, whose payload
 // lived in the shared stage).

@@ -3,10 +3,8 @@
 // cache: ef_sum_abs_lanes (pass 1: |p| into the 16 sum_abs lanes) and
 // ef_sign_step (pass 2: sign bits, residual, momentum). Per element the same
 // operations as ef_combine followed by sum_abs_lanes / sign_pack_residual /
-// momentum_update (kernels.hpp), so the same bits. sign_sum_abs_lanes and
-// sign_sum_sign_step are the server's pair: p from the sign bits of the
-// round's frames and e_s, the frames' sum kept in registers too. Scalar code,
-// vector body, table entries.
+// momentum_update (kernels.hpp), so the same bits. Scalar code, vector body,
+// table entries.
 #pragma once
 
 #include "kernels/ef.hpp"
@@ -56,48 +54,6 @@ struct EfSign<ScalarArch> {
     static void ef_sign_step(const float* g, const float* m, const float* e, EfCoef c, float s,
                              size_t n, uint8_t* bits, float* e_out, float* m_out) {
         sign_step_range(g, m, e, c, s, 0, n, bits, e_out, m_out);
-    }
-
-    // The server's p: the frames' sum from +0 in frame order, then + r e.
-    static float sum_p(const uint8_t* const* bits, const float* v, size_t m, const float* e,
-                       float r, size_t i) {
-        float q = 0.0f;
-        for (size_t j = 0; j < m; ++j) q = q + (((bits[j][i >> 3] >> (i & 7)) & 1) ? -v[j] : v[j]);
-        if (!e) return q;
-        const float t6 = r * e[i];
-        return q + t6;
-    }
-    // i0 must be a multiple of 16.
-    static void sign_sum_abs_range(const uint8_t* const* bits, const float* v, size_t m,
-                                   const float* e, float r, size_t i0, size_t n, double* lanes) {
-        for (size_t i = i0; i < n; ++i)
-            lanes[i & 15] += double(float_of(bits_of(sum_p(bits, v, m, e, r, i)) & 0x7FFFFFFFu));
-    }
-    static void sign_sum_abs_lanes(const uint8_t* const* bits, const float* v, size_t m,
-                                   const float* e, float r, size_t n, double* lanes) {
-        sign_sum_abs_range(bits, v, m, e, r, 0, n, lanes);
-    }
-    // i0 must be a multiple of 8. Writes bytes i0/8 .. ceil(n/8)-1.
-    static void sign_sum_step_range(const uint8_t* const* bits, const float* v, size_t m,
-                                    const float* e, float r, float s, size_t i0, size_t n,
-                                    uint8_t* out, float* e_out) {
-        const float neg = -s;
-        for (size_t i = i0; i < n; i += 8) {
-            const size_t k_end = (n - i < 8) ? n - i : 8;
-            unsigned b = 0;
-            for (size_t k = 0; k < k_end; ++k) {
-                const float p = sum_p(bits, v, m, e, r, i + k);
-                const bool lt = p < 0.0f;
-                b |= unsigned(lt) << k;
-                if (e_out) e_out[i + k] = p - (lt ? neg : s);
-            }
-            out[i >> 3] = uint8_t(b);
-        }
-    }
-    static void sign_sum_sign_step(const uint8_t* const* bits, const float* v, size_t m,
-                                   const float* e, float r, float s, size_t n, uint8_t* out,
-                                   float* e_out) {
-        sign_sum_step_range(bits, v, m, e, r, s, 0, n, out, e_out);
     }
 };
 
@@ -155,55 +111,6 @@ struct EfSign : VecBase<Arch> {
             i = sign_step_body<false, false>(g, m, e, c, s, n, bits, e_out, m_out);
         S::sign_step_range(g, m, e, c, s, i, n, bits, e_out, m_out);
     }
-
-    // The server's pair. Field j's W bits of elements [i, i+W), i % W == 0.
-    static uint32_t bits_at(const uint8_t* b, size_t i) {
-        if constexpr (W >= 8) {
-            uint32_t w = 0;
-            std::memcpy(&w, b + i / 8, W / 8);
-            return w;
-        } else {
-            return (b[i / 8] >> (i & 7)) & ((1u << W) - 1);
-        }
-    }
-    struct SumTerms {
-        F pos[kSignAccumulateMax], neg[kSignAccumulateMax], r;
-        SumTerms(const float* v, size_t m, float r_) : r(r_) {
-            for (size_t j = 0; j < m; ++j) {
-                pos[j] = F(v[j]);
-                neg[j] = F(-v[j]);
-            }
-        }
-    };
-    static F sum_p(const uint8_t* const* bits, const SumTerms& t, size_t m, const float* e,
-                   size_t i) {
-        F q(0.0f);
-        for (size_t j = 0; j < m; ++j)
-            q = q + xsimd::select(O::expand(bits_at(bits[j], i)), t.neg[j], t.pos[j]);
-        if (!e) return q;
-        const F t6 = t.r * loadf(e + i);
-        return q + t6;
-    }
-    static void sign_sum_abs_lanes(const uint8_t* const* bits, const float* v, size_t m,
-                                   const float* e, float r, size_t n, double* lanes) {
-        const SumTerms t(v, m, r);
-        const size_t i = B::template add_lanes16<false>(
-            n, lanes, [&](size_t j) { return F(xsimd::abs(sum_p(bits, t, m, e, j))); });
-        S::sign_sum_abs_range(bits, v, m, e, r, i, n, lanes);
-    }
-    static void sign_sum_sign_step(const uint8_t* const* bits, const float* v, size_t m,
-                                   const float* e, float r, float s, size_t n, uint8_t* out,
-                                   float* e_out) {
-        const SumTerms t(v, m, r);
-        const F zero(0.0f), pos(s), neg(-s);
-        const size_t i = B::pack_bits(n, out, [&](size_t j) {
-            const F p = sum_p(bits, t, m, e, j);
-            const BF lt = p < zero;
-            if (e_out) (p - xsimd::select(lt, neg, pos)).store_unaligned(e_out + j);
-            return O::movemask(lt);
-        });
-        S::sign_sum_step_range(bits, v, m, e, r, s, i, n, out, e_out);
-    }
 };
 #endif  // GW_KERN_XSIMD
 
@@ -212,8 +119,6 @@ constexpr void ef_sign_entries(Table& t) {
     using K = EfSign<Arch>;
     t.ef_sum_abs_lanes = &K::ef_sum_abs_lanes;
     t.ef_sign_step = &K::ef_sign_step;
-    t.sign_sum_abs_lanes = &K::sign_sum_abs_lanes;
-    t.sign_sum_sign_step = &K::sign_sum_sign_step;
 }
 
 }  // namespace

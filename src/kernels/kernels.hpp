@@ -80,16 +80,6 @@ struct Table {
                              double* lanes);
     void (*ef_sign_step)(const float* g, const float* m, const float* e, EfCoef c, float s,
                          size_t n, uint8_t* bits, float* e_out, float* m_out);
-    // The same two for a server's q = (sum of m <= kSignAccumulateMax sign
-    // bit fields, as sign_accumulate_n adds them to a tile of +0) + r e, the
-    // sum never stored: with q_i = ((+0 + (b_0i ? -v_0 : v_0)) + ...), p_i =
-    // q_i + r*e_i, or q_i if e is null (ef_combine's p with coefficients
-    // {0, 0, 0, 1, r}, bit for bit). bits[j] at element 0 of the range.
-    void (*sign_sum_abs_lanes)(const uint8_t* const* bits, const float* v, size_t m,
-                               const float* e, float r, size_t n, double* lanes);
-    void (*sign_sum_sign_step)(const uint8_t* const* bits, const float* v, size_t m,
-                               const float* e, float r, float s, size_t n, uint8_t* out,
-                               float* e_out);
 
     // Sign bits: bit (i & 7) of byte (i >> 3) is 1 iff x[i] < 0 (so sign(0) =
     // sign(-0) = +1). Writes ceil(n/8) bytes; unused high bits of the last

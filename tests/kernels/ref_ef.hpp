@@ -1,8 +1,7 @@
 // Plain scalar reference for the "ef" kernel family (src/kernels/ef.hpp):
 // ef_combine and momentum_update, in the operation order of kernels.hpp, and
 // family "ef_sign" (src/kernels/ef_sign.hpp) as what it fuses: p in full,
-// then the norms and sign references on it (for the server's pair, p from a
-// tile of the frames' sum and ef_combine, as the server computed it before). Simple loops, no tricks,
+// then the norms and sign references on it. Simple loops, no tricks,
 // deliberately independent of the kernel code.
 #pragma once
 
@@ -63,35 +62,6 @@ inline void ef_sign_step(const float* g, const float* m, const float* e, kern::E
         if (e_out) e_out[i] = r[i];
         if (m_out) m_out[i] = m1[i];
     }
-}
-
-// The server's p: the m fields summed into a tile of +0 (sign_accumulate in
-// field order), then ef_combine with coefficients {0, 0, 0, 1, r} and e, or
-// with the tile itself and r = 0 when e is null.
-inline std::vector<float> sign_sum_p(const uint8_t* const* bits, const float* v, size_t m,
-                                     const float* e, float r, size_t n) {
-    std::vector<float> q(n, 0.0f), p(n);
-    for (size_t j = 0; j < m; ++j) sign_accumulate(bits[j], n, v[j], q.data());
-    ef_combine(q.data(), q.data(), e ? e : q.data(), kern::EfCoef{0.0f, 0.0f, 0.0f, 1.0f, e ? r : 0.0f},
-               p.data(), n);
-    return p;
-}
-
-inline void sign_sum_abs_lanes(const uint8_t* const* bits, const float* v, size_t m,
-                               const float* e, float r, size_t n, double lanes[16]) {
-    const std::vector<float> p = sign_sum_p(bits, v, m, e, r, n);
-    for (size_t i = 0; i < n; ++i)
-        lanes[i % 16] = lanes[i % 16] + std::fabs(static_cast<double>(p[i]));
-}
-
-inline void sign_sum_sign_step(const uint8_t* const* bits, const float* v, size_t m,
-                               const float* e, float r, float s, size_t n, uint8_t* out,
-                               float* e_out) {
-    const std::vector<float> p = sign_sum_p(bits, v, m, e, r, n);
-    std::vector<float> res(n);
-    sign_pack_residual(p.data(), n, s, out, res.data());
-    if (e_out)
-        for (size_t i = 0; i < n; ++i) e_out[i] = res[i];
 }
 
 }  // namespace gw::ref

@@ -1,10 +1,8 @@
 // Kernel family "ef" (src/kernels/ef.hpp) on every SIMD target, bit for bit
 // against ref_ef.hpp: ef_combine, momentum_update; family "ef_sign"
-// (src/kernels/ef_sign.hpp): ef_sum_abs_lanes, ef_sign_step, and the
-// server's sign_sum_abs_lanes, sign_sum_sign_step.
+// (src/kernels/ef_sign.hpp): ef_sum_abs_lanes, ef_sign_step.
 #include "fixture.hpp"
 #include "ref_ef.hpp"
-#include "sign_fields.hpp"
 
 namespace gw::ktest {
 namespace {
@@ -142,79 +140,6 @@ TEST_P(KernelTest, EfSignStep) {
                 if (HasFailure()) return;
             }
         EXPECT_TRUE(gi.same_as(g.data()));
-    }
-}
-
-// ---- the server's pair: p from the sign fields of a round's frames ----
-const float kFrameValues[] = {0.125f, -3.0f, 1e-20f, 0.0f, 7.5f, -0.25f, 2.0f, 1e30f};
-struct SumCase {
-    size_t m;  // frames
-    float r;   // residual rescale
-};
-const SumCase kSumCases[] = {{1, 0.7f}, {3, 1.0f}, {kern::kSignAccumulateMax, 0.7f}, {2, 0.0f}};
-
-TEST_P(KernelTest, SignSumAbsLanes) {
-    for (const Case& c : cases()) {
-        SCOPED_TRACE(describe(c));
-        const SignFields f(c);
-        const auto& e = input(c.dist, c.n, 2);
-        Exact ei(e.data(), 4 * c.n, 4 * c.fmis);
-        for (const auto [m, r] : kSumCases)
-            for (bool with_e : {true, false}) {
-                double got[16], want[16];
-                for (int j = 0; j < 16; ++j) got[j] = want[j] = 0.25 * j - 1.0;
-                const float* ep = with_e ? ei.f() : nullptr;
-                t_->sign_sum_abs_lanes(f.ptr.data(), kFrameValues, m, ep, r, c.n, got);
-                ref::sign_sum_abs_lanes(f.ptr.data(), kFrameValues, m,
-                                        with_e ? e.data() : nullptr, r, c.n, want);
-                for (int j = 0; j < 16; ++j)
-                    EXPECT_EQ(dbits(got[j]), dbits(want[j]))
-                        << "lane " << j << " m=" << m << " r=" << r << " e " << with_e;
-            }
-        EXPECT_TRUE(ei.same_as(e.data())) << "e was modified";
-        if (HasFailure()) return;
-    }
-}
-
-TEST_P(KernelTest, SignSumSignStep) {
-    const float scales[] = {0.3125f, 3.0e38f};
-    for (const Case& c : cases()) {
-        SCOPED_TRACE(describe(c));
-        const SignFields f(c);
-        const auto& e = input(c.dist, c.n, 2);
-        const size_t nb = ref::sign_bytes(c.n);
-        std::vector<uint8_t> want_bits(nb + 1);
-        std::vector<float> want_e(c.n + 1);
-        for (const auto [m, r] : kSumCases)
-            for (float s : scales) {
-                SCOPED_TRACE("m=" + std::to_string(m) + " r=" + std::to_string(r) +
-                             " s=" + std::to_string(s));
-                ref::sign_sum_sign_step(f.ptr.data(), kFrameValues, m, e.data(), r, s, c.n,
-                                        want_bits.data(), want_e.data());
-                // In place (the server: e_out == e), into another buffer,
-                // no residual, and no e at all.
-                for (int mode = 0; mode < 4; ++mode) {
-                    Guarded bits(nb, c.bmis), eo(4 * c.n, 4 * c.fmis);
-                    Exact ei(e.data(), 4 * c.n, 4 * c.fmis);
-                    if (mode == 0) eo.fill_from(e.data());
-                    const float* ein = mode == 0 ? eo.f() : mode == 3 ? nullptr : ei.f();
-                    float* eout = mode == 2 ? nullptr : eo.f();
-                    if (mode == 3) {
-                        ref::sign_sum_sign_step(f.ptr.data(), kFrameValues, m, nullptr, r, s,
-                                                c.n, want_bits.data(), want_e.data());
-                    }
-                    t_->sign_sum_sign_step(f.ptr.data(), kFrameValues, m, ein, r, s, c.n,
-                                           bits.data(), eout);
-                    EXPECT_TRUE(same_bytes(bits.data(), want_bits.data(), nb)) << "mode " << mode;
-                    EXPECT_TRUE(padding_clear(bits.data(), c.n));
-                    if (eout) {
-                        EXPECT_TRUE(same_floats(eo.f(), want_e.data(), c.n)) << "mode " << mode;
-                    }
-                    EXPECT_TRUE(bits.guards_intact() && eo.guards_intact());
-                    EXPECT_TRUE(ei.same_as(e.data())) << "e was modified, mode " << mode;
-                }
-            }
-        if (HasFailure()) return;
     }
 }
 

@@ -3,7 +3,8 @@
 // sign_accumulate, sign_accumulate_n.
 #include "fixture.hpp"
 #include "ref_sign.hpp"
-#include "sign_fields.hpp"
+
+#include <memory>
 
 namespace gw::ktest {
 namespace {
@@ -70,6 +71,23 @@ TEST_P(KernelTest, SignPackResidual) {
     }
 }
 
+// Sign bit payloads for a case: packed from the input (zeros -> all clear,
+// -0 -> all clear too) or random bytes, with junk in the unused high bits of
+// the last byte, which decoding must ignore.
+std::vector<uint8_t> bits_for(const Case& c) {
+    const size_t nb = ref::sign_bytes(c.n);
+    std::vector<uint8_t> b;
+    if (c.dist == kUniform || c.dist == kRandomBits || c.dist == kCauchy) {
+        b = random_bytes(nb, 77 + c.n * 31 + uint64_t(c.dist));
+    } else {
+        b.assign(nb + 1, 0);
+        ref::sign_pack(input(c.dist, c.n, 0).data(), c.n, b.data());
+        b.resize(nb);
+    }
+    if (c.n % 8 != 0) b[nb - 1] = uint8_t(b[nb - 1] | (0xFF << (c.n % 8)));
+    return b;
+}
+
 TEST_P(KernelTest, SignUnpack) {
     const float scales[] = {1.0f, -0.75f, 0.0f, 2.5e-3f};
     for (const Case& c : cases()) {
@@ -115,15 +133,26 @@ TEST_P(KernelTest, SignAccumulateN) {
     const float values[] = {0.125f, -3.0f, 1e-20f, 0.0f, 7.5f, -0.25f, 2.0f, 1e30f};
     for (const Case& c : cases()) {
         SCOPED_TRACE(describe(c));
+        const std::vector<uint8_t> b = bits_for(c);
         const auto& acc0 = input(c.dist, c.n, 1);
-        const SignFields f(c);
+        std::vector<std::vector<uint8_t>> fields(kern::kSignAccumulateMax);
+        std::vector<std::unique_ptr<Exact>> held;
+        std::vector<const uint8_t*> ptr;
+        for (size_t j = 0; j < fields.size(); ++j) {
+            fields[j] = b;
+            for (size_t i = 0; i < b.size(); ++i)
+                fields[j][i] = uint8_t(b[(i + j) % b.size()] ^ (0x5A * j));
+            if (c.n % 8 != 0) fields[j].back() &= uint8_t(0xFF >> (8 - c.n % 8));
+            held.emplace_back(new Exact(fields[j].data(), fields[j].size(), (c.bmis + j) % 8));
+            ptr.push_back(held.back()->data());
+        }
         for (size_t m : {size_t(1), size_t(2), size_t(3), kern::kSignAccumulateMax}) {
             Guarded acc(4 * c.n, 4 * c.fmis);
             acc.fill_from(acc0.data());
             std::vector<float> want(acc0);
-            t_->sign_accumulate_n(f.ptr.data(), values, m, c.n, acc.f());
+            t_->sign_accumulate_n(ptr.data(), values, m, c.n, acc.f());
             for (size_t j = 0; j < m; ++j)
-                ref::sign_accumulate(f.fields[j].data(), c.n, values[j], want.data());
+                ref::sign_accumulate(fields[j].data(), c.n, values[j], want.data());
             EXPECT_TRUE(same_floats(acc.f(), want.data(), c.n)) << "m=" << m;
             EXPECT_TRUE(acc.guards_intact());
         }
