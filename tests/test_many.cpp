@@ -396,7 +396,7 @@ TEST(ServerRound, OnePassRoundsRefuseALateOverflow) {
     }
 }
 
-// Rounds under random magnitudes (frames up to 2^125, r up to 1e6), in
+// Rounds of 1..16 frames under random magnitudes (up to 2^125, r up to 1e6), in
 // episodes so that rounds go in one pass, in two, or are refused: the same
 // status and bits as a server fed by pushes (which never takes one pass), a
 // refused round leaving the checkpoint unchanged.
@@ -405,7 +405,7 @@ TEST(ServerRound, RandomMagnitudesMatchPushes) {
     const Spec c = codec(GW_CODEC_SCALED_SIGN, 1024);
     std::mt19937 rng(5);
     int ok = 0, refused = 0;
-    for (uint32_t M : {1u, 3u, 7u})
+    for (uint32_t M = 1; M <= 16; ++M)
         for (int top : {60, 100, 127}) {
             SCOPED_TRACE(testing::Message() << "M " << M << " top 2^" << top);
             Server s(n, 0, n, M, c, 1), p(n, 0, n, M, c, 1);
@@ -438,8 +438,8 @@ TEST(ServerRound, RandomMagnitudesMatchPushes) {
                 ASSERT_TRUE(bits_equal(s.residual(n), p.residual(n))) << "round " << t;
             }
         }
-    EXPECT_GT(ok, 40);
-    EXPECT_GT(refused, 3);
+    EXPECT_GT(ok, 200);
+    EXPECT_GT(refused, 10);
 }
 
 }  // namespace

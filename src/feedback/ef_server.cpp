@@ -96,7 +96,8 @@ gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t
     if (st != GW_OK) return st;
     const uint64_t n = cfg_.length;
     const float w = weight();
-    if (m.tiled && fused_sign_block(cfg_.codec, n) != 0) {
+    const uint64_t fused_block = fused_sign_block(cfg_.codec, n);
+    if (m.tiled && fused_block != 0) {
         static_assert(kFusedTile <= frame::kSumTile, "a fused tile is one add_tile");
         float* tile = static_cast<float*>(ws_.tile.get(kFusedTile * sizeof(float)));
         if (!tile) return GW_ERR_OUT_OF_MEMORY;
@@ -104,7 +105,7 @@ gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t
         const kern::EfCoef k = combine_coef(r);
         // Fixed blocks in one pass (each tile of the sum built once) when the
         // frames' scales and the bound on e_s prove q finite.
-        const bool fixed = fused_sign_block(cfg_.codec, n) < n;
+        const bool fixed = fused_block < n;
         MagnitudeBound::Step b{};
         const bool one_pass =
             fixed && bound_.prove(k, frame::max_abs_sum(m, n, w), nullptr, e, n, &b);

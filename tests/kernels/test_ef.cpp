@@ -16,30 +16,41 @@ const EfCoef kCoefs[] = {
     {0.0f, 0.0f, 0.0f, 1.0f, 0.0f},      // error feedback off
 };
 
+// A case's g, m and e (input streams 0, 1, 2) and exact copies of them at
+// the case's misalignment, which the kernels read.
+struct EfInputs {
+    const std::vector<float>& g;
+    const std::vector<float>& m;
+    const std::vector<float>& e;
+    Exact gi, mi, ei;
+    explicit EfInputs(const Case& c)
+        : g(input(c.dist, c.n, 0)), m(input(c.dist, c.n, 1)), e(input(c.dist, c.n, 2)),
+          gi(g.data(), 4 * c.n, 4 * c.fmis), mi(m.data(), 4 * c.n, 4 * c.fmis),
+          ei(e.data(), 4 * c.n, 4 * c.fmis) {}
+    bool unchanged() const {
+        return gi.same_as(g.data()) && mi.same_as(m.data()) && ei.same_as(e.data());
+    }
+};
+
 TEST_P(KernelTest, EfCombine) {
     for (const Case& c : cases()) {
         SCOPED_TRACE(describe(c));
-        const auto& g = input(c.dist, c.n, 0);
-        const auto& m = input(c.dist, c.n, 1);
-        const auto& e = input(c.dist, c.n, 2);
-        Exact gi(g.data(), 4 * c.n, 4 * c.fmis), mi(m.data(), 4 * c.n, 4 * c.fmis),
-            ei(e.data(), 4 * c.n, 4 * c.fmis);
+        EfInputs in(c);
         std::vector<float> want(c.n + 1);
         for (const EfCoef& k : kCoefs) {
             Guarded p(4 * c.n, 4 * c.fmis);
-            t_->ef_combine(gi.f(), mi.f(), ei.f(), k, p.f(), c.n);
-            ref::ef_combine(g.data(), m.data(), e.data(), k, want.data(), c.n);
+            t_->ef_combine(in.gi.f(), in.mi.f(), in.ei.f(), k, p.f(), c.n);
+            ref::ef_combine(in.g.data(), in.m.data(), in.e.data(), k, want.data(), c.n);
             EXPECT_TRUE(same_floats(p.f(), want.data(), c.n)) << "mu=" << k.mu << " r=" << k.r;
             EXPECT_TRUE(p.guards_intact());
             // The server passes one buffer as g, m and e.
             Guarded q(4 * c.n, 4 * c.fmis);
-            t_->ef_combine(gi.f(), gi.f(), gi.f(), k, q.f(), c.n);
-            ref::ef_combine(g.data(), g.data(), g.data(), k, want.data(), c.n);
+            t_->ef_combine(in.gi.f(), in.gi.f(), in.gi.f(), k, q.f(), c.n);
+            ref::ef_combine(in.g.data(), in.g.data(), in.g.data(), k, want.data(), c.n);
             EXPECT_TRUE(same_floats(q.f(), want.data(), c.n)) << "g == m == e";
             EXPECT_TRUE(q.guards_intact());
         }
-        EXPECT_TRUE(gi.same_as(g.data()) && mi.same_as(m.data()) && ei.same_as(e.data()))
-            << "an input was modified";
+        EXPECT_TRUE(in.unchanged()) << "an input was modified";
         if (HasFailure()) return;
     }
 }
@@ -69,26 +80,21 @@ TEST_P(KernelTest, MomentumUpdate) {
 TEST_P(KernelTest, EfSumAbsLanes) {
     for (const Case& c : cases()) {
         SCOPED_TRACE(describe(c));
-        const auto& g = input(c.dist, c.n, 0);
-        const auto& m = input(c.dist, c.n, 1);
-        const auto& e = input(c.dist, c.n, 2);
-        Exact gi(g.data(), 4 * c.n, 4 * c.fmis), mi(m.data(), 4 * c.n, 4 * c.fmis),
-            ei(e.data(), 4 * c.n, 4 * c.fmis);
+        EfInputs in(c);
         for (const EfCoef& k : kCoefs) {
             // Lanes continue from what they hold (a tile after tiles).
             double got[16], want[16];
             for (int j = 0; j < 16; ++j) got[j] = want[j] = 0.25 * j - 1.0;
-            t_->ef_sum_abs_lanes(gi.f(), mi.f(), ei.f(), k, c.n, got);
-            ref::ef_sum_abs_lanes(g.data(), m.data(), e.data(), k, c.n, want);
+            t_->ef_sum_abs_lanes(in.gi.f(), in.mi.f(), in.ei.f(), k, c.n, got);
+            ref::ef_sum_abs_lanes(in.g.data(), in.m.data(), in.e.data(), k, c.n, want);
             for (int j = 0; j < 16; ++j)
                 EXPECT_EQ(dbits(got[j]), dbits(want[j])) << "lane " << j << " mu=" << k.mu;
             for (int j = 0; j < 16; ++j) got[j] = want[j] = 0.0;
-            t_->ef_sum_abs_lanes(gi.f(), gi.f(), gi.f(), k, c.n, got);
-            ref::ef_sum_abs_lanes(g.data(), g.data(), g.data(), k, c.n, want);
+            t_->ef_sum_abs_lanes(in.gi.f(), in.gi.f(), in.gi.f(), k, c.n, got);
+            ref::ef_sum_abs_lanes(in.g.data(), in.g.data(), in.g.data(), k, c.n, want);
             for (int j = 0; j < 16; ++j) EXPECT_EQ(dbits(got[j]), dbits(want[j])) << "g == m == e";
         }
-        EXPECT_TRUE(gi.same_as(g.data()) && mi.same_as(m.data()) && ei.same_as(e.data()))
-            << "an input was modified";
+        EXPECT_TRUE(in.unchanged()) << "an input was modified";
         if (HasFailure()) return;
     }
 }
