@@ -206,6 +206,19 @@ void kernels() {
         auto h = std::make_shared<Buf<uint16_t>>(alloc<uint16_t>(n));
         return [=] { T().f32_to_bf16(x->get(), h->get(), n); };
     });
+    // The quantizers' stream (one Philox word per element, written) and their
+    // stochastic rounding (x and the words read, codes written), 4-bit grid.
+    add("kernel/rng_u32", 4, [](size_t n) {
+        auto w = std::make_shared<Buf<uint32_t>>(alloc<uint32_t>(n));
+        return [=] { T().rng_u32(7, 1, 2, 0, w->get(), n); };
+    });
+    add("kernel/stoch_round", 12, [](size_t n) {
+        auto x = std::make_shared<Buf<float>>(normal(n, 1));
+        auto w = std::make_shared<Buf<uint32_t>>(alloc<uint32_t>(n));
+        auto c = std::make_shared<Buf<uint32_t>>(alloc<uint32_t>(n));
+        T().rng_u32(7, 1, 2, 0, w->get(), n);
+        return [=] { T().stoch_round(x->get(), n, 0.75f, -7, 7, false, w->get(), c->get(), nullptr); };
+    });
     add("kernel/crc32c", 4, [](size_t n) {
         auto x = std::make_shared<Buf<float>>(normal(n, 1));
         return [=] { benchmark::DoNotOptimize(T().crc32c(0, x->get(), n * 4)); };

@@ -207,6 +207,23 @@ void unpack_small(const uint8_t* in, size_t c, uint32_t* codes) {
         for (unsigned k = 0; k < per; ++k) codes[j * per + k] = (in[j] >> (k * W)) & mask;
     for (size_t i = full * per; i < c; ++i) codes[i] = (in[full] >> ((i - full * per) * W)) & mask;
 }
+
+// The same, packing: constant shifts let the compiler vectorize the loop.
+template <unsigned W>
+void pack_small(const uint32_t* codes, size_t c, uint8_t* out) {
+    constexpr unsigned per = 8 / W;
+    const size_t full = c / per;
+    for (size_t j = 0; j < full; ++j) {
+        uint32_t b = 0;
+        for (unsigned k = 0; k < per; ++k) b |= codes[j * per + k] << (k * W);
+        out[j] = static_cast<uint8_t>(b);
+    }
+    if (c % per) {
+        uint32_t b = 0;
+        for (unsigned k = 0; k < c % per; ++k) b |= codes[full * per + k] << (k * W);
+        out[full] = static_cast<uint8_t>(b);
+    }
+}
 }  // namespace
 
 void pack(const uint32_t* codes, size_t c, unsigned width, uint8_t* out) {
@@ -219,21 +236,9 @@ void pack(const uint32_t* codes, size_t c, unsigned width, uint8_t* out) {
         for (size_t i = 0; i < c; ++i) store_le<uint16_t>(out + 2 * i, static_cast<uint16_t>(codes[i]));
         return;
     }
-    if (width == 1 || width == 2 || width == 4) {
-        const unsigned per = 8 / width;
-        const size_t full = c / per;
-        for (size_t j = 0; j < full; ++j) {
-            unsigned b = 0;
-            for (unsigned k = 0; k < per; ++k) b |= codes[j * per + k] << (k * width);
-            out[j] = static_cast<uint8_t>(b);
-        }
-        if (c % per) {
-            unsigned b = 0;
-            for (unsigned k = 0; k < c % per; ++k) b |= codes[full * per + k] << (k * width);
-            out[full] = static_cast<uint8_t>(b);
-        }
-        return;
-    }
+    if (width == 1) return pack_small<1>(codes, c, out);
+    if (width == 2) return pack_small<2>(codes, c, out);
+    if (width == 4) return pack_small<4>(codes, c, out);
     uint64_t buf = 0;
     unsigned have = 0;
     for (size_t i = 0; i < c; ++i) {

@@ -102,8 +102,14 @@ struct Quantize : VecBase<Arch> {
         v.store_unaligned(reinterpret_cast<int32_t*>(p));
     }
 
+    alignas(64) static constexpr int32_t kIota[16] = {0, 1, 2,  3,  4,  5,  6,  7,
+                                                      8, 9, 10, 11, 12, 13, 14, 15};
+
     // Philox4x32-10 on W counters at once (rng.hpp): block b gives words
-    // 4b..4b+3 of the stream; partial blocks at either end go to the scalar code.
+    // 4b..4b+3 of the stream. Three groups of W blocks go through the rounds
+    // together (one group's ten rounds are a chain of dependent multiplies),
+    // then single groups; partial blocks at either end, the last < W blocks,
+    // and groups whose low counter word would wrap go to the scalar code.
     static void rng_u32(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first,
                         uint32_t* out, size_t n) {
         size_t j = 0;
@@ -113,36 +119,67 @@ struct Quantize : VecBase<Arch> {
             S::rng_u32(seed, step, tensor, first, out, j);
         }
         uint64_t block = (first + j) >> 2;
-        alignas(64) int32_t c[4][W];
-        alignas(64) int32_t lo32[W], hi32[W];
-        for (; n - j >= 4 * W; j += 4 * W, block += W) {
-            for (size_t l = 0; l < W; ++l) {
-                lo32[l] = int32_t(uint32_t(block + l));
-                hi32[l] = int32_t(uint32_t((block + l) >> 32));
+        while (n - j >= 12 * W) philox_groups<3>(seed, step, tensor, block, out, j);
+        while (n - j >= 4 * W) philox_groups<1>(seed, step, tensor, block, out, j);
+        if (j < n) S::rng_u32(seed, step, tensor, block * 4, out + j, n - j);
+    }
+
+    // G groups of W blocks from `block` into out + j; advances both.
+    template <size_t G>
+    static void philox_groups(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t& block,
+                              uint32_t* out, size_t& j) {
+        if (uint32_t(block) > 0xFFFFFFFFu - uint32_t(G * W - 1)) {
+            S::rng_u32(seed, step, tensor, block * 4, out + j, 4 * G * W);
+        } else {
+            // Counters built in registers: lanes stored and reloaded as a vector
+            // stall store forwarding.
+            const I lo = I(int32_t(uint32_t(block))) + I::load_aligned(kIota),
+                    hi(int32_t(uint32_t(block >> 32)));
+            I c[G][4];
+            for (size_t g = 0; g < G; ++g) {
+                c[g][0] = lo + I(int32_t(g * W));
+                c[g][1] = hi;
+                c[g][2] = I(static_cast<int32_t>(step));
+                c[g][3] = I(static_cast<int32_t>(tensor));
             }
-            I c0 = I::load_aligned(lo32), c1 = I::load_aligned(hi32);
-            I c2 = I(static_cast<int32_t>(step)), c3 = I(static_cast<int32_t>(tensor));
             uint32_t k0 = uint32_t(seed), k1 = uint32_t(seed >> 32);
             for (int round = 0; round < 10; ++round) {
-                I hi0, lo0, hi1, lo1;
-                O::mulhilo(c0, 0xD2511F53u, hi0, lo0);
-                O::mulhilo(c2, 0xCD9E8D57u, hi1, lo1);
-                c0 = hi1 ^ c1 ^ I(int32_t(k0));
-                c1 = lo1;
-                c2 = hi0 ^ c3 ^ I(int32_t(k1));
-                c3 = lo0;
+                const I vk0 = I(int32_t(k0)), vk1 = I(int32_t(k1));
+                for (size_t g = 0; g < G; ++g) {
+                    I h0, l0, h1, l1;
+                    O::mulhilo(c[g][0], 0xD2511F53u, h0, l0);
+                    O::mulhilo(c[g][2], 0xCD9E8D57u, h1, l1);
+                    c[g][0] = h1 ^ c[g][1] ^ vk0;
+                    c[g][1] = l1;
+                    c[g][2] = h0 ^ c[g][3] ^ vk1;
+                    c[g][3] = l0;
+                }
                 k0 += 0x9E3779B9u;
                 k1 += 0xBB67AE85u;
             }
-            c0.store_aligned(c[0]);
-            c1.store_aligned(c[1]);
-            c2.store_aligned(c[2]);
-            c3.store_aligned(c[3]);
-            uint32_t* o = out + j;
-            for (size_t l = 0; l < W; ++l)
-                for (size_t w = 0; w < 4; ++w) o[4 * l + w] = uint32_t(c[w][l]);
+            for (size_t g = 0; g < G; ++g)
+                store_blocks(c[g][0], c[g][1], c[g][2], c[g][3], out + j + 4 * W * g);
         }
-        if (j < n) S::rng_u32(seed, step, tensor, first + j, out + j, n - j);
+        j += 4 * G * W;
+        block += G * W;
+    }
+
+    // Lane l of c0..c3 is block l's words 0..3; out gets them block by block.
+    // zip_lo / zip_hi interleave within each 128-bit lane on every x86 target
+    // (unpacklo / unpackhi), so 128-bit lane q of v_w holds block 4q + w.
+    static void store_blocks(const I& c0, const I& c1, const I& c2, const I& c3, uint32_t* out) {
+        using L = xsimd::batch<int64_t, Arch>;
+        const L a = xsimd::bitwise_cast<L>(xsimd::zip_lo(c0, c1)),
+                b = xsimd::bitwise_cast<L>(xsimd::zip_lo(c2, c3)),
+                c = xsimd::bitwise_cast<L>(xsimd::zip_hi(c0, c1)),
+                d = xsimd::bitwise_cast<L>(xsimd::zip_hi(c2, c3));
+        alignas(64) uint32_t v[4][W];
+        xsimd::zip_lo(a, b).store_aligned(reinterpret_cast<int64_t*>(v[0]));
+        xsimd::zip_hi(a, b).store_aligned(reinterpret_cast<int64_t*>(v[1]));
+        xsimd::zip_lo(c, d).store_aligned(reinterpret_cast<int64_t*>(v[2]));
+        xsimd::zip_hi(c, d).store_aligned(reinterpret_cast<int64_t*>(v[3]));
+        for (size_t q = 0; q < W / 4; ++q)
+            for (size_t w = 0; w < 4; ++w) std::memcpy(out + 16 * q + 4 * w, v[w] + 4 * q, 16);
     }
 
     static uint32_t max_abs_key(const float* x, size_t n) {
