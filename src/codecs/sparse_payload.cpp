@@ -17,26 +17,37 @@ void values_to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
     }
 }
 
-// A stored value as float (the conversion kernels on one element).
-float stored(int64_t vdt, const uint8_t* v) {
-    float f;
-    values_to_f32(vdt, v, 1, &f);
-    return f;
-}
-bool below(int64_t vdt, const uint8_t* v, float min_mag) {
-    if (min_mag <= 0.0f) return false;
-    const float f = stored(vdt, v);
-    return (f < 0.0f ? -f : f) < min_mag;
+inline uint32_t abs_bits(float f) {
+    uint32_t u;
+    std::memcpy(&u, &f, 4);
+    return u & 0x7FFFFFFFu;
 }
 
-bool value_ok(int64_t vdt, const uint8_t* v) {  // finite and nonzero
-    if (vdt == GW_DTYPE_F32) {
-        const uint32_t w = load_le<uint32_t>(v);
-        return (w & 0x7FFFFFFFu) != 0 && (w & 0x7F800000u) != 0x7F800000u;
+// The first of values[from..count) that no encoder keeps (zero, not finite,
+// or of magnitude below min_mag), or count. Values go through the conversion
+// kernels a chunk at a time and are tested without branches: f16 and bf16
+// widen exactly, so zero, Inf and NaN stay what they were. On |f|'s bits,
+// a - 1 >= 0x7F7FFFFF is "zero or not finite" and a < m is |f| < min_mag.
+uint64_t first_unfit(int64_t vdt, const uint8_t* values, uint64_t from, uint64_t count,
+                     float min_mag) {
+    const size_t vs = value_size(vdt);
+    const uint32_t m = min_mag > 0.0f ? abs_bits(min_mag) : 0;
+    float f[kWalkChunk];
+    for (uint64_t i = from; i < count; i += kWalkChunk) {
+        const uint64_t c = count - i < kWalkChunk ? count - i : kWalkChunk;
+        values_to_f32(vdt, values + i * vs, c, f);
+        uint32_t any = 0;
+        for (uint64_t j = 0; j < c; ++j) {
+            const uint32_t a = abs_bits(f[j]);
+            any |= uint32_t(a - 1 >= 0x7F7FFFFFu) | uint32_t(a < m);
+        }
+        if (!any) continue;
+        for (uint64_t j = 0; j < c; ++j) {
+            const uint32_t a = abs_bits(f[j]);
+            if (a - 1 >= 0x7F7FFFFFu || a < m) return i + j;
+        }
     }
-    const uint16_t h = load_le<uint16_t>(v);
-    const uint16_t exp = vdt == GW_DTYPE_F16 ? 0x7C00 : 0x7F80;
-    return (h & 0x7FFF) != 0 && (h & exp) != exp;
+    return count;
 }
 
 // Entries of a checked payload in chunks: f(count, idx, values).
@@ -64,13 +75,11 @@ void write_gaps(const uint32_t* idx, uint64_t nnz, uint8_t* planes) {
 }
 
 gw_status check_gaps(const uint8_t* planes, uint64_t nnz, uint64_t n) {
-    uint64_t next = 0;
-    for (uint64_t i = 0; i < nnz; ++i) {
-        next += gap_at(planes, nnz, i);
-        if (next >= n) return GW_ERR_FRAME_INDEX;
-        ++next;
-    }
-    return GW_OK;
+    // Indices increase by construction (idx_i = idx_{i-1} + 1 + gap_i), so
+    // only the last can reach n: nnz - 1 + the sum of the gaps (< 2^64).
+    uint64_t sum = 0;
+    for (uint64_t i = 0; i < nnz; ++i) sum += gap_at(planes, nnz, i);
+    return nnz == 0 || sum + (nnz - 1) < n ? GW_OK : GW_ERR_FRAME_INDEX;
 }
 
 void write(int64_t vdt, const float* x, uint64_t n, uint32_t* idx, float* val, uint64_t k,
@@ -86,16 +95,16 @@ void write(int64_t vdt, const float* x, uint64_t n, uint32_t* idx, float* val, u
         t.f32_to_bf16(val, values, k);
     else if (k)
         std::memcpy(values, val, k * 4);
-    uint64_t nnz = 0;
-    for (uint64_t i = 0; i < k; ++i) {
-        // Zero (finite input: never Inf), or rounded below the threshold.
-        if (!value_ok(vdt, values + i * vs) || below(vdt, values + i * vs, min_mag)) continue;
-        if (nnz != i) {
-            std::memmove(values + nnz * vs, values + i * vs, vs);
-            idx[nnz] = idx[i];
-            val[nnz] = val[i];
-        }
-        ++nnz;
+    // Zero (finite input: never Inf), or rounded below the threshold: each
+    // such entry is dropped, the run of kept ones after it moves down.
+    uint64_t nnz = first_unfit(vdt, values, 0, k, min_mag);
+    for (uint64_t i = nnz; i < k;) {
+        const uint64_t from = i + 1, to = first_unfit(vdt, values, from, k, min_mag);
+        std::memmove(values + nnz * vs, values + from * vs, (to - from) * vs);
+        std::memmove(idx + nnz, idx + from, (to - from) * sizeof(uint32_t));
+        std::memmove(val + nnz, val + from, (to - from) * sizeof(float));
+        nnz += to - from;
+        i = to;
     }
     store_le<uint32_t>(payload, static_cast<uint32_t>(nnz));
     write_gaps(idx, nnz, values + nnz * vs);
@@ -121,9 +130,7 @@ gw_status check(int64_t vdt, uint64_t max_nnz, const uint8_t* payload, uint64_t 
     if (nnz > max_nnz || len != payload_size(nnz, vdt)) return GW_ERR_FRAME_LENGTH;
     const size_t vs = value_size(vdt);
     const uint8_t* values = payload + 4;
-    for (uint64_t i = 0; i < nnz; ++i)
-        if (!value_ok(vdt, values + i * vs) || below(vdt, values + i * vs, min_mag))
-            return GW_ERR_FRAME_PAYLOAD;
+    if (first_unfit(vdt, values, 0, nnz, min_mag) != nnz) return GW_ERR_FRAME_PAYLOAD;
     return check_gaps(values + nnz * vs, nnz, n);
 }
 

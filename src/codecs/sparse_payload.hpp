@@ -59,8 +59,10 @@ void for_each_index(const uint8_t* planes, uint64_t nnz, F&& f) {
     uint64_t next = 0;  // idx_{i-1} + 1
     for (uint64_t first = 0; first < nnz; first += kWalkChunk) {
         const uint64_t c = nnz - first < kWalkChunk ? nnz - first : kWalkChunk;
+        // The gaps first (a loop the compiler vectorizes), then their prefix sum.
+        for (uint64_t j = 0; j < c; ++j) idx[j] = gap_at(planes, nnz, first + j);
         for (uint64_t j = 0; j < c; ++j) {
-            next += gap_at(planes, nnz, first + j);
+            next += idx[j];
             idx[j] = static_cast<uint32_t>(next);
             ++next;
         }
