@@ -75,23 +75,37 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
         std::memcpy(&budget, &braw, 4);
         const double phi = budget > 0.0f ? double(budget) : l1 / double(m);
         const double scale = phi / l1;
-        // Sparsification: one word per element.
-        uint32_t words[kChunk];
+        // Sparsification: one word per element. A chunk's decisions in a
+        // loop without branches (whether an element stays is a coin flip a
+        // branch would mispredict), its kept positions gathered likewise, then
+        // a / p_i for those alone: the same double arithmetic element by element.
+        uint32_t words[kChunk], sel[kChunk];
+        uint8_t keep[kChunk];
         float kept_max = 0.0f;
+        const auto p_of = [scale](double a) {
+            const double pi = std::fabs(a) * scale;
+            return pi > 1.0 ? 1.0 : pi;
+        };
         for (uint64_t i = 0; i < n; i += kChunk) {
             const uint64_t c = n - i < kChunk ? n - i : kChunk;
             kern::active().rng_u32(ctx.seed, seed_step, ctx.tensor, i, words, c);
             for (uint64_t j = 0; j < c; ++j) {
-                const double a = double(x[i + j]);
-                double pi = std::fabs(a) * scale;
-                if (pi > 1.0) pi = 1.0;
-                if (pi > 0.0 && double(words[j]) < pi * 0x1.0p32) {
-                    const float v = static_cast<float>(a / pi);
-                    if (!std::isfinite(v)) return GW_ERR_OVERFLOW;
-                    idx[nnz] = static_cast<uint32_t>(i + j);
-                    val[nnz++] = v;
-                    kept_max = std::fmax(kept_max, std::fabs(v));
-                }
+                const double pi = p_of(double(x[i + j]));
+                keep[j] = uint8_t(pi > 0.0) & uint8_t(double(words[j]) < pi * 0x1.0p32);
+            }
+            uint64_t kept = 0;
+            for (uint64_t j = 0; j < c; ++j) {
+                sel[kept] = static_cast<uint32_t>(j);
+                kept += keep[j];
+            }
+            for (uint64_t s = 0; s < kept; ++s) {
+                const uint64_t e = i + sel[s];
+                const double a = double(x[e]);
+                const float v = static_cast<float>(a / p_of(a));
+                if (!std::isfinite(v)) return GW_ERR_OVERFLOW;
+                idx[nnz] = static_cast<uint32_t>(e);
+                val[nnz++] = v;
+                kept_max = std::fmax(kept_max, std::fabs(v));
             }
         }
         // Quantization of the kept values, then dropping zero codes.
