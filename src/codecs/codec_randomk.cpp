@@ -63,7 +63,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     uint8_t* out = payload + kHead;
     if (residual && residual != x && n) std::memmove(residual, x, n * sizeof(float));
     positions(payload, n, k, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
-        float v[256], dec[256];
+        float v[randk::kChunk], dec[randk::kChunk];
         for (uint64_t j = 0; j < c; ++j) v[j] = x[idx[j]];
         uint8_t* dst = out + first * vs;
         if (vdt == GW_DTYPE_F16)
@@ -98,7 +98,7 @@ void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t
     const int64_t vdt = p.v[kValueDtype];
     const size_t vs = sparse::value_size(vdt);
     positions(payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
-        float v[256];
+        float v[randk::kChunk];
         values(vdt, payload + kHead + first * vs, c, v);
         for (uint64_t j = 0; j < c; ++j) {
             const float t = alpha * v[j];
@@ -112,7 +112,7 @@ void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, 
     const size_t vs = sparse::value_size(vdt);
     std::memset(out, 0, n * sizeof(float));
     positions(payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
-        float v[256];
+        float v[randk::kChunk];
         values(vdt, payload + kHead + first * vs, c, v);
         for (uint64_t j = 0; j < c; ++j) out[idx[j]] = v[j];
     });

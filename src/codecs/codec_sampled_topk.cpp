@@ -58,9 +58,10 @@ bool sampled_threshold(const CodecParams& p, const EncodeCtx& ctx, const float* 
     const uint64_t s = sample_size(p, n);
     const float* from = x;
     if (s < n) {
-        uint32_t words[256];
-        for (uint64_t first = 0; first < s; first += 256) {
-            const uint64_t c = s - first < 256 ? s - first : 256;
+        constexpr uint64_t kChunk = kern::kRngChunk;
+        uint32_t words[kChunk];
+        for (uint64_t first = 0; first < s; first += kChunk) {
+            const uint64_t c = s - first < kChunk ? s - first : kChunk;
             kern::active().rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, first,
                                    words, c);
             for (uint64_t j = 0; j < c; ++j) sample[first + j] = x[(uint64_t(words[j]) * n) >> 32];

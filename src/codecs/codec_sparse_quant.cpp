@@ -35,7 +35,7 @@ constexpr ParamDef kParams[] = {
 };
 constexpr uint64_t kHead = 8;
 constexpr uint64_t kRoundWords = uint64_t(1) << 40;  // stream offset of the rounding words
-constexpr uint64_t kChunk = 256;
+constexpr uint64_t kChunk = kern::kRngChunk;
 
 gq::Grid grid(const CodecParams& p) { return gq::for_bits(static_cast<unsigned>(p.v[kBits])); }
 uint32_t zero_code(const gq::Grid& g) { return g.pair ? UINT32_MAX : static_cast<uint32_t>(-g.lo); }
@@ -105,7 +105,8 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
                 if (!std::isfinite(v)) return GW_ERR_OVERFLOW;
                 idx[nnz] = static_cast<uint32_t>(e);
                 val[nnz++] = v;
-                kept_max = std::fmax(kept_max, std::fabs(v));
+                const float mag = std::fabs(v);  // finite: no NaN for fmax to handle
+                kept_max = mag > kept_max ? mag : kept_max;
             }
         }
         // Quantization of the kept values, then dropping zero codes.
@@ -119,11 +120,11 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
             }
             const uint32_t zc = zero_code(g);
             uint64_t k = 0;
-            for (uint64_t i = 0; i < nnz; ++i)
-                if (codes[i] != zc) {
-                    idx[k] = idx[i];
-                    codes[k++] = codes[i];
-                }
+            for (uint64_t i = 0; i < nnz; ++i) {  // without branches: zero codes are random
+                idx[k] = idx[i];
+                codes[k] = codes[i];
+                k += codes[i] != zc;
+            }
             nnz = k;
             if (nnz == 0) delta = 0.0f;
         }

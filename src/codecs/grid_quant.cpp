@@ -9,9 +9,9 @@
 namespace gw::gq {
 namespace {
 
-// Elements per pass: one chunk of random words and codes on the stack; a
-// multiple of 8 so every chunk's codes start on a byte boundary.
-constexpr uint64_t kChunk = 256;
+// Elements per pass: one chunk of random words and codes on the stack, every
+// chunk's codes starting on a byte boundary (kernels.hpp).
+constexpr uint64_t kChunk = kern::kRngChunk;
 
 unsigned bits_for(uint64_t values) {
     unsigned w = 1;

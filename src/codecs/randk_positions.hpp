@@ -14,11 +14,13 @@
 
 namespace gw::randk {
 
+// Most positions one call of for_each_position's f receives.
+constexpr uint64_t kChunk = kern::kRngChunk;
+
 // f(first, count, idx): the positions in increasing order, in chunks.
 template <class F>
 void for_each_position(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, uint64_t k,
                        F&& f) {
-    constexpr uint64_t kChunk = 256;
     uint32_t words[kChunk], idx[kChunk];
     uint64_t taken = 0, held = 0;
     for (uint64_t first = 0; first < n && taken < k; first += kChunk) {

@@ -48,6 +48,12 @@ constexpr size_t topk_scratch_bytes(size_t n, size_t k) {
     return topk_sampled(n, k) ? kTopkScratchBytes + 12 * topk_candidates(n, k) : kTopkScratchBytes;
 }
 
+// Words per rng_u32 call for callers that draw the stream a chunk at a time:
+// a multiple of 8 (codes start on a byte boundary) and of the widest step
+// of every target's vector stream (three groups of W blocks: 48, 96, 192 words),
+// so no word of a chunk falls to the narrower or scalar code.
+constexpr size_t kRngChunk = 768;
+
 struct Table {
     gw_simd_target target;
 
