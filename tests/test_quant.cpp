@@ -264,7 +264,7 @@ void expect_rejected(std::vector<uint8_t> f, size_t off, uint8_t value, gw_statu
 
 TEST(Quant, MalformedPayloadsRejected) {
     const auto x = inputs(100, 2);
-    for (int b : {1, 3, 8, 16}) {
+    for (int b : {1, 2, 3, 4, 5, 8, 16}) {
         SCOPED_TRACE("b=" + std::to_string(b));
         Spec s(GW_CODEC_QUANT, 50);
         s.set(GW_PARAM_BITS, b);
@@ -297,8 +297,22 @@ TEST(Quant, MalformedPayloadsRejected) {
             std::vector<float> out(100);
             EXPECT_EQ(gw_decode(g.data(), g.size(), out.data(), 100, nullptr), GW_ERR_FRAME_PAYLOAD);
         }
-        // A code above the grid (b >= 2: all ones is 2^b - 1 > 2^b - 2).
-        if (b >= 2 && b < 16) expect_rejected(f, p + 8, 0xFF, GW_ERR_FRAME_PAYLOAD, 100);
+        // A code above the grid (b >= 2: all ones is 2^b - 1 > 2^b - 2), first
+        // in the block and in its middle; a nonzero code in the middle of a zero block.
+        const size_t mid = p + 8 + (50 * size_t(b) / 8) / 2;
+        if (b >= 2 && b < 16) {
+            expect_rejected(f, p + 8, 0xFF, GW_ERR_FRAME_PAYLOAD, 100);
+            expect_rejected(f, mid, 0xFF, GW_ERR_FRAME_PAYLOAD, 100);
+        }
+        {
+            auto g = f;
+            std::memset(&g[p], 0, 4);
+            std::memset(&g[p + 8], 0, 50 * size_t(b) / 8);
+            g[mid] = 0x40;
+            refresh_crc(g);
+            std::vector<float> out(100);
+            EXPECT_EQ(gw_decode(g.data(), g.size(), out.data(), 100, nullptr), GW_ERR_FRAME_PAYLOAD);
+        }
         if (b == 16) {
             auto g = f;
             g[p + 9] = 0xFF;

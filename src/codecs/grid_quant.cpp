@@ -133,6 +133,40 @@ gw_status encode(const CodecParams& p, const Grid& g, ScaleRule rule, uint64_t b
     return GW_OK;
 }
 
+namespace {
+// Fields of W bits (W = 2, 4, 8) in `bytes` whole bytes, each at most top:
+// one branch-free loop the compiler vectorizes.
+template <unsigned W>
+bool fields_within(const uint8_t* in, uint64_t bytes, uint32_t top) {
+    constexpr unsigned mask = (1u << W) - 1;
+    unsigned bad = 0;
+    for (uint64_t i = 0; i < bytes; ++i)
+        for (unsigned k = 0; k < 8 / W; ++k) bad |= unsigned(((in[i] >> (k * W)) & mask) > top);
+    return bad == 0;
+}
+
+// True if each of the c codes at `in` (padding bits known to be 0) is at
+// most top. Byte-sized fields are tested where they lie, padding included
+// (0 passes any top); other widths are unpacked a chunk at a time.
+bool codes_within(const uint8_t* in, uint64_t c, unsigned width, uint32_t top) {
+    const uint64_t bytes = ceil_div(c * width, 8);
+    if (width < 32 && top >= (uint32_t(1) << width) - 1) return true;  // every field fits
+    if (top == 0) return fields_within<8>(in, bytes, 0);                // all zero, any width
+    if (width == 2) return fields_within<2>(in, bytes, top);
+    if (width == 4) return fields_within<4>(in, bytes, top);
+    if (width == 8) return fields_within<8>(in, bytes, top);
+    uint32_t codes[kChunk];
+    for (uint64_t i = 0; i < c; i += kChunk) {
+        const uint64_t n = c - i < kChunk ? c - i : kChunk;
+        unpack(in + i / 8 * width, n, width, codes);
+        uint32_t hi = 0;  // largest code: one branch per chunk
+        for (uint64_t j = 0; j < n; ++j) hi = codes[j] > hi ? codes[j] : hi;
+        if (hi > top) return false;
+    }
+    return true;
+}
+}  // namespace
+
 gw_status check(const Grid& g, uint64_t block_size, const uint8_t* payload, uint64_t len,
                 uint64_t n) {
     uint64_t expected = 0;
@@ -152,14 +186,8 @@ gw_status check(const Grid& g, uint64_t block_size, const uint8_t* payload, uint
                            st = GW_ERR_FRAME_PAYLOAD;
                            return;
                        }
-                       uint32_t codes[kChunk];
-                       for (uint64_t i = 0; i < d && st == GW_OK; i += kChunk) {
-                           const uint64_t c = d - i < kChunk ? d - i : kChunk;
-                           unpack(cp + i / 8 * g.width, c, g.width, codes);
-                           uint32_t hi = 0;  // largest code: one branch per chunk
-                           for (uint64_t j = 0; j < c; ++j) hi = codes[j] > hi ? codes[j] : hi;
-                           if (hi > (w == 0 ? 0 : top)) st = GW_ERR_FRAME_PAYLOAD;
-                       }
+                       if (!codes_within(cp, d, g.width, w == 0 ? 0 : top))
+                           st = GW_ERR_FRAME_PAYLOAD;
                    });
     return st;
 }
