@@ -278,6 +278,14 @@ void codecs() {
             gw_codec_spec_create(&c->spec, id);
             if (id == GW_CODEC_INDEX || id == GW_CODEC_CHUNK_TOPK)
                 gw_codec_spec_set(c->spec, GW_PARAM_CHUNK_SIZE, 4096);
+            // The default threshold (1e-3) keeps 99.9% of these N(0, 1) values;
+            // 2.5758 keeps 1%, the top-k codecs' default density.
+            if (id == GW_CODEC_THRESHOLD) {
+                const float t = 2.5758f;
+                uint32_t bits;
+                std::memcpy(&bits, &t, 4);
+                gw_codec_spec_set(c->spec, GW_PARAM_THRESHOLD, bits);
+            }
             c->x = normal(n, 1);
             c->out = normal(n, 2);
             size_t bound = 0;
