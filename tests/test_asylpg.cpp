@@ -341,6 +341,91 @@ double expected_error(const std::vector<float>& x, unsigned b) {
     return s;
 }
 
+// A worker step with a NaN or Inf in either gradient is refused with
+// GW_ERR_NONFINITE, one whose finite gradients differ by more than float
+// range with GW_ERR_OVERFLOW, and neither changes the worker: its next step
+// is the frame of a twin that never saw them. Every codec (the step relies on
+// each encoder refusing a non-finite input), float32 and both half types.
+TEST(Asylpg, WorkerStepRefusesNonFiniteWithNothingChanged) {
+    size_t count = 0;
+    ASSERT_EQ(gw_codec_list(nullptr, 0, &count), GW_OK);
+    std::vector<gw_codec_id> ids(count);
+    ASSERT_EQ(gw_codec_list(ids.data(), ids.size(), &count), GW_OK);
+    const Problem pr;
+    Opts p;
+    const std::vector<float> x0 = random_floats(kD, 1);
+    for (gw_codec_id id : ids)
+        for (gw_dtype dt : {GW_DTYPE_F32, GW_DTYPE_BF16, GW_DTYPE_F16}) {
+            SCOPED_TRACE(std::string(gw_codec_name(id)) + " dtype " + std::to_string(int(dt)));
+            gw_asylpg_master* m = make_master(p, x0);
+            Spec codec(id);
+            gw_asylpg_worker* w = make_worker(codec, 7);
+            gw_asylpg_worker* twin = make_worker(codec, 7);
+            const auto snap = snapshot(m);
+            ASSERT_EQ(gw_asylpg_master_begin_epoch(m, pr.full(snap.data()).data(), kD), GW_OK);
+            unsigned bits = 0;
+            const auto mf = model_frame(m, &bits);
+            for (auto* h : {w, twin}) {
+                ASSERT_EQ(gw_asylpg_worker_set_snapshot(h, snap.data(), kD), GW_OK);
+                ASSERT_EQ(gw_asylpg_worker_receive(h, mf.data(), mf.size()), GW_OK);
+            }
+            // Gradients as the dtype's bits: float32, or 16-bit patterns
+            // (finite: the exponent is never all ones).
+            const size_t es = dt == GW_DTYPE_F32 ? 4 : 2;
+            std::vector<uint8_t> gm(kD * es), gs(kD * es);
+            const auto gf = random_floats(2 * kD, 11);
+            for (size_t i = 0; i < kD; ++i) {
+                if (es == 4) {
+                    std::memcpy(&gm[4 * i], &gf[i], 4);
+                    std::memcpy(&gs[4 * i], &gf[kD + i], 4);
+                } else {
+                    uint32_t a, b;
+                    std::memcpy(&a, &gf[i], 4);
+                    std::memcpy(&b, &gf[kD + i], 4);
+                    const uint16_t ha = dt == GW_DTYPE_BF16 ? uint16_t(a >> 16) : uint16_t(0x3800 + 3 * i);
+                    const uint16_t hb = dt == GW_DTYPE_BF16 ? uint16_t(b >> 16) : uint16_t(0xB400 + 5 * i);
+                    std::memcpy(&gm[2 * i], &ha, 2);
+                    std::memcpy(&gs[2 * i], &hb, 2);
+                }
+            }
+            // Element i of one gradient set to the dtype's pattern v.
+            auto with = [&](const std::vector<uint8_t>& g, size_t i, uint32_t v32, uint16_t v16) {
+                auto h = g;
+                if (es == 4)
+                    std::memcpy(&h[4 * i], &v32, 4);
+                else
+                    std::memcpy(&h[2 * i], &v16, 2);
+                return h;
+            };
+            const uint16_t nan16 = dt == GW_DTYPE_BF16 ? 0x7FC0 : 0x7E00;
+            const uint16_t inf16 = dt == GW_DTYPE_BF16 ? 0x7F80 : 0x7C00;
+            size_t bound = 0, written = 0;
+            ASSERT_EQ(gw_asylpg_worker_frame_bound(w, &bound), GW_OK);
+            std::vector<uint8_t> f(bound), g(bound);
+            auto step = [&](gw_asylpg_worker* h, const std::vector<uint8_t>& a,
+                            const std::vector<uint8_t>& b, std::vector<uint8_t>& out) {
+                return gw_asylpg_worker_step(h, a.data(), b.data(), dt, kD, out.data(), out.size(),
+                                             &written);
+            };
+            EXPECT_EQ(step(w, with(gm, 7, 0x7FC00000u, nan16), gs, f), GW_ERR_NONFINITE);
+            EXPECT_EQ(step(w, gm, with(gs, 3, 0x7F800000u, inf16), f), GW_ERR_NONFINITE);
+            EXPECT_EQ(step(w, gm, with(gs, 11, 0xFFC00000u, uint16_t(nan16 | 0x8000)), f),
+                      GW_ERR_NONFINITE);
+            if (dt != GW_DTYPE_F16) {  // f16's range cannot overflow a float32 difference
+                EXPECT_EQ(step(w, with(gm, 2, 0x7F7FFFFFu, 0x7F7F), with(gs, 2, 0xFF7FFFFFu, 0xFF7F), f),
+                          GW_ERR_OVERFLOW);
+            }
+            ASSERT_EQ(step(w, gm, gs, f), GW_OK);
+            const size_t fw = written;
+            ASSERT_EQ(step(twin, gm, gs, g), GW_OK);
+            EXPECT_EQ(written, fw);
+            EXPECT_TRUE(std::equal(f.begin(), f.begin() + fw, g.begin()));
+            gw_asylpg_worker_free(w);
+            gw_asylpg_worker_free(twin);
+            gw_asylpg_master_free(m);
+        }
+}
+
 TEST(Asylpg, MuConditionPicksTheSmallestBits) {
     const Problem pr;
     const std::vector<float> x0 = random_floats(kD, 21);

@@ -288,22 +288,41 @@ gw_status AsylpgWorker::step(const void* grad_model, const void* grad_snapshot, 
     if (s_.state != 2) return GW_ERR_SEQUENCE;
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
     const uint64_t n = cfg_.n;
-    // alpha = g(Q(x)) - g(x~); the second input is widened into alpha_ first.
+    // alpha = g(Q(x)) - g(x~) in one pass. A half-precision snapshot gradient
+    // is widened into alpha_ first (the model gradient's widening reuses the
+    // conversion buffer). A NaN/Inf in either input reaches alpha, and the
+    // codec refuses a non-finite alpha before writing anything (every encoder
+    // does), so no pass checks the inputs unless it does.
     const float* gs = widen_to_f32(grad_snapshot, dtype, n, ws_.convert);
     if (!gs) return GW_ERR_OUT_OF_MEMORY;
     float* a = alpha_.get();
-    if (gs != a) std::memcpy(a, gs, n * sizeof(float));
+    if (dtype != GW_DTYPE_F32) {
+        std::memcpy(a, gs, n * sizeof(float));
+        gs = a;
+    }
     const float* gm = widen_to_f32(grad_model, dtype, n, ws_.convert);
     if (!gm) return GW_ERR_OUT_OF_MEMORY;
-    if (!all_finite(gm, n) || !all_finite(a, n)) return GW_ERR_NONFINITE;
-    for (uint64_t i = 0; i < n; ++i) a[i] = gm[i] - a[i];
-    if (!all_finite(a, n)) return GW_ERR_OVERFLOW;
+    for (uint64_t i = 0; i < n; ++i) a[i] = gm[i] - gs[i];
     const EncodeCtx ctx{cfg_.seed, s_.steps, cfg_.tensor, &ws_.codec};
     const gw_status st = frame::encode(cfg_.codec, ctx, frame_tag(cfg_.tensor, s_.version), a, n,
                                        frame, capacity, written, nullptr, ws_.stage);
+    if (st == GW_ERR_NONFINITE) return inputs_finite(grad_model, grad_snapshot, dtype)
+                                           ? GW_ERR_OVERFLOW  // finite inputs, alpha overflowed
+                                           : GW_ERR_NONFINITE;
     if (st != GW_OK) return st;
     ++s_.steps;
     return GW_OK;
+}
+
+// Only after a refused step: whether both gradients are finite (each widened
+// again in turn, since alpha_ may hold the snapshot gradient no more).
+bool AsylpgWorker::inputs_finite(const void* grad_model, const void* grad_snapshot,
+                                 gw_dtype dtype) {
+    for (const void* g : {grad_model, grad_snapshot}) {
+        const float* x = widen_to_f32(g, dtype, cfg_.n, ws_.convert);
+        if (!x || !all_finite(x, cfg_.n)) return false;
+    }
+    return true;
 }
 
 template <class V> void AsylpgWorker::fields(V& v, Scalars& s) {

@@ -126,6 +126,8 @@ class AsylpgWorker {
     template <class V> void fields(V& v, Scalars& s);
 
   private:
+    bool inputs_finite(const void* grad_model, const void* grad_snapshot, gw_dtype dtype);
+
     AsylpgWorkerConfig cfg_;
     size_t frame_bound_ = 0;
     FloatBuf snap_, model_, alpha_;
