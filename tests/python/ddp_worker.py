@@ -64,7 +64,7 @@ def main():
     torch.save(result, buf)
     with open(os.path.join(outdir, f"rank{rank}.pt"), "wb") as f:
         f.write(buf.getvalue())
-    dist.destroy_process_group()
+    C.shut_down()
 
 
 if __name__ == "__main__":

@@ -41,7 +41,7 @@ def main():
         torch.save({"params": full, "bytes": sum(c.bytes_sent for c in comms),
                     "calls": [c.workers[0].step_count() for c in comms]},
                    os.path.join(outdir, f"fsdp_{codec}.pt"))
-    dist.destroy_process_group()
+    C.shut_down()
 
 
 if __name__ == "__main__":
