@@ -27,10 +27,13 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
     const uint64_t cap = chunks::max_entries(p, n);
     // Scratch: the selection's work area, the indices, the gathered values.
-    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(kern::kTopkScratchBytes + cap * 8));
+    ScratchLayout at;
+    at.add(kern::kTopkScratchBytes);
+    const size_t at_idx = at.add(cap * 4), at_val = at.add(cap * 4);
+    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(at.bytes()));
     if (!mem) return GW_ERR_OUT_OF_MEMORY;
-    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + kern::kTopkScratchBytes);
-    float* val = reinterpret_cast<float*>(idx + cap);
+    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + at_idx);
+    float* val = reinterpret_cast<float*>(mem + at_val);
     const uint64_t k =
         chunks::select(x, n, chunks::k_of(p, n), chunks::chunk_of(p), idx, mem);
     sparse::write(p.v[kValueDtype], x, n, idx, val, k, payload, len, residual);

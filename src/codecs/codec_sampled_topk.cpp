@@ -101,14 +101,17 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     const uint64_t k = k_of(p, n), s = sample_size(p, n);
     if (k == 0 && !t.all_finite(x, n)) return GW_ERR_NONFINITE;
     // Scratch: selection work area | sample (s) | its indices (s) | I (n) | values (n) | top k of I (k).
-    uint8_t* mem = static_cast<uint8_t*>(
-        ctx.scratch->get(kern::kTopkScratchBytes + 8 * s + 8 * n + 4 * k + 8));
+    ScratchLayout at;
+    at.add(kern::kTopkScratchBytes);
+    const size_t at_sample = at.add(4 * s), at_sidx = at.add(4 * s), at_idx = at.add(4 * n),
+                 at_val = at.add(4 * n), at_sel = at.add(4 * k);
+    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(at.bytes()));
     if (!mem) return GW_ERR_OUT_OF_MEMORY;
-    float* sample = reinterpret_cast<float*>(mem + kern::kTopkScratchBytes);
-    uint32_t* sidx = reinterpret_cast<uint32_t*>(sample + s);
-    uint32_t* idx = sidx + s;
-    float* val = reinterpret_cast<float*>(idx + n);
-    uint32_t* sel = reinterpret_cast<uint32_t*>(val + n);
+    float* sample = reinterpret_cast<float*>(mem + at_sample);
+    uint32_t* sidx = reinterpret_cast<uint32_t*>(mem + at_sidx);
+    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + at_idx);
+    float* val = reinterpret_cast<float*>(mem + at_val);
+    uint32_t* sel = reinterpret_cast<uint32_t*>(mem + at_sel);
     uint64_t count = 0;
     if (k > 0) {
         // Non-finite values need no pass of their own: their magnitude keys

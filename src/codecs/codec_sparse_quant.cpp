@@ -60,11 +60,13 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     const double l1 = t.sum_abs(x, n);
     const uint32_t seed_step = static_cast<uint32_t>(ctx.step);
     // Scratch: indices, kept values, their codes.
-    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(n * 12 + 64));
+    ScratchLayout at;
+    const size_t at_idx = at.add(n * 4), at_val = at.add(n * 4), at_codes = at.add(n * 4);
+    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(at.bytes()));
     if (!mem) return GW_ERR_OUT_OF_MEMORY;
-    uint32_t* idx = reinterpret_cast<uint32_t*>(mem);
-    float* val = reinterpret_cast<float*>(idx + n);
-    uint32_t* codes = reinterpret_cast<uint32_t*>(val + n);
+    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + at_idx);
+    float* val = reinterpret_cast<float*>(mem + at_val);
+    uint32_t* codes = reinterpret_cast<uint32_t*>(mem + at_codes);
     uint64_t nnz = 0;
     float delta = 0.0f;
     if (key != 0) {

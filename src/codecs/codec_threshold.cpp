@@ -38,10 +38,12 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
                  uint8_t* payload, uint64_t* len, float* residual) {
     const kern::Table& t = kern::active();
     if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
-    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(n * 8 + 8));
+    ScratchLayout at;
+    const size_t at_idx = at.add(n * 4), at_val = at.add(n * 4);
+    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(at.bytes()));
     if (!mem) return GW_ERR_OUT_OF_MEMORY;
-    uint32_t* idx = reinterpret_cast<uint32_t*>(mem);
-    float* val = reinterpret_cast<float*>(idx + n);
+    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + at_idx);
+    float* val = reinterpret_cast<float*>(mem + at_val);
     const float thr = threshold_of(p);
     const uint64_t count = t.threshold_select(x, n, thr, idx, n);
     sparse::write(p.v[kValueDtype], x, n, idx, val, count, payload, len, residual, thr);

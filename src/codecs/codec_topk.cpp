@@ -34,10 +34,13 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     // Scratch: the selection's work area (with room for its one-pass path),
     // k indices, k gathered values.
     const size_t work = kern::topk_scratch_bytes(n, k);
-    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(work + k * 8));
+    ScratchLayout at;
+    at.add(work);
+    const size_t at_idx = at.add(k * 4), at_val = at.add(k * 4);
+    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(at.bytes()));
     if (!mem) return GW_ERR_OUT_OF_MEMORY;
-    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + work);
-    float* val = reinterpret_cast<float*>(idx + k);
+    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + at_idx);
+    float* val = reinterpret_cast<float*>(mem + at_val);
     t.topk_select(x, n, k, idx, mem, work);
     sparse::write(p.v[kValueDtype], x, n, idx, val, k, payload, len, residual);
     return GW_OK;

@@ -34,6 +34,32 @@ class Scratch {
     size_t cap_ = 0;
 };
 
+// Offsets of consecutive arrays carved from one Scratch block. Each starts
+// 64-byte aligned and kStagger bytes further along the 4 KiB page than the
+// one before. Arrays whose sizes are multiples of 4 KiB would otherwise start
+// at the same page offset, and a loop that stores into one while loading the
+// next element of another stalls on false store-to-load dependencies (a core
+// first matches a load against older stores by the low 12 address bits):
+// Sparse-AsyLPG's compaction of 9.4M kept entries took 13 ns per entry, not 1.1.
+class ScratchLayout {
+  public:
+    // The offset of a new array of `bytes` bytes (64 bytes of slack after it).
+    size_t add(size_t bytes) {
+        size_t off = (end_ + 63) / 64 * 64;
+        const size_t want = (count_++ * kStagger) % kPage;
+        off += (want + kPage - off % kPage) % kPage;
+        end_ = off + bytes + 64;
+        return off;
+    }
+    // The block to ask the Scratch for.
+    size_t bytes() const { return end_; }
+
+  private:
+    static constexpr size_t kPage = 4096, kStagger = 320;
+    size_t end_ = 0;
+    unsigned count_ = 0;
+};
+
 // Working memory of one handle, or of one thread for stateless calls: input
 // conversion (f16/bf16 -> f32), the codec's own work, the zstd stage, and
 // the views and tile of a call that takes many frames at once.
