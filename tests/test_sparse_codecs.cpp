@@ -11,6 +11,7 @@
 #include <numeric>
 
 #include "ref_algorithms.hpp"
+#include "util/scratch.hpp"
 #include "test_util.hpp"
 
 using gwtest::bits_equal;
@@ -390,4 +391,31 @@ TEST(Diagnostics, ContractionAndCompressionRatio) {
     ASSERT_EQ(gw_frame_compression_ratio(f.data(), f.size(), &r), GW_OK);
     EXPECT_DOUBLE_EQ(r, 4000.0 / 4044.0);
     EXPECT_EQ(gw_frame_compression_ratio(f.data(), f.size() - 1, &r), GW_ERR_FRAME_TRUNCATED);
+}
+
+// The sparse encoders carve their arrays with ScratchLayout: disjoint, 64-byte
+// aligned, and at different offsets within a 4 KiB page even when every size
+// is a multiple of it (where plain back-to-back arrays would all coincide).
+TEST(ScratchLayout, DisjointAlignedAndOnDistinctPageOffsets) {
+    for (size_t unit : {size_t(0), size_t(4), size_t(100), size_t(4096), size_t(1) << 26}) {
+        gw::ScratchLayout at;
+        std::vector<std::pair<size_t, size_t>> arrays;
+        for (size_t j = 0; j < 6; ++j) {
+            const size_t bytes = unit * (j % 2 + 1);
+            arrays.push_back({at.add(bytes), bytes});
+        }
+        std::vector<size_t> page_offsets;
+        for (size_t j = 0; j < arrays.size(); ++j) {
+            const size_t off = arrays[j].first, end = off + arrays[j].second;
+            EXPECT_EQ(off % 64, 0u);
+            EXPECT_LE(end + 64, at.bytes());  // the slack after each array is inside the block
+            if (j + 1 < arrays.size()) {
+                EXPECT_LE(end + 64, arrays[j + 1].first);
+            }
+            page_offsets.push_back(off % 4096);
+        }
+        std::sort(page_offsets.begin(), page_offsets.end());
+        EXPECT_EQ(std::adjacent_find(page_offsets.begin(), page_offsets.end()), page_offsets.end())
+            << "unit " << unit;
+    }
 }
