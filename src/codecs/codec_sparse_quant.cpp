@@ -77,12 +77,10 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
         std::memcpy(&budget, &braw, 4);
         const double phi = budget > 0.0f ? double(budget) : l1 / double(m);
         const double scale = phi / l1;
-        // Sparsification: one word per element. A chunk's decisions in a
-        // loop without branches (whether an element stays is a coin flip a
-        // branch would mispredict), its kept positions gathered likewise, then
-        // a / p_i for those alone: the same double arithmetic element by element.
+        // Sparsification: one word per element. A chunk's keep decisions and
+        // kept positions come from the kernel (the same double arithmetic on
+        // every target), then a / p_i for the kept elements alone.
         uint32_t words[kChunk], sel[kChunk];
-        uint8_t keep[kChunk];
         float kept_max = 0.0f;
         const auto p_of = [scale](double a) {
             const double pi = std::fabs(a) * scale;
@@ -91,15 +89,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
         for (uint64_t i = 0; i < n; i += kChunk) {
             const uint64_t c = n - i < kChunk ? n - i : kChunk;
             kern::active().rng_u32(ctx.seed, seed_step, ctx.tensor, i, words, c);
-            for (uint64_t j = 0; j < c; ++j) {
-                const double pi = p_of(double(x[i + j]));
-                keep[j] = uint8_t(pi > 0.0) & uint8_t(double(words[j]) < pi * 0x1.0p32);
-            }
-            uint64_t kept = 0;
-            for (uint64_t j = 0; j < c; ++j) {
-                sel[kept] = static_cast<uint32_t>(j);
-                kept += keep[j];
-            }
+            const uint64_t kept = t.random_keep(x + i, c, scale, words, sel);
             for (uint64_t s = 0; s < kept; ++s) {
                 const uint64_t e = i + sel[s];
                 const double a = double(x[e]);

@@ -160,6 +160,13 @@ struct Table {
                     float* out);
     void (*dequant_accumulate)(const uint32_t* codes, size_t n, float delta, int32_t lo, bool pair,
                                float alpha, float* acc);
+
+    // The keep test of random sparsification over n <= kRngChunk elements:
+    // with p_j = min(1, a_j), a_j = |double(x_j)| * scale (one double multiply),
+    // element j stays iff p_j > 0 and double(words[j]) < p_j * 2^32. The kept
+    // j, increasing, go to sel[0..count); returns count. x is finite.
+    size_t (*random_keep)(const float* x, size_t n, double scale, const uint32_t* words,
+                          uint32_t* sel);
 };
 
 // The table of the active target (GW_SIMD env var at first use, or set by

@@ -15,6 +15,7 @@
 #include "kernels/quantize.hpp"
 #include "kernels/select.hpp"
 #include "kernels/sign.hpp"
+#include "kernels/sparsify.hpp"
 #include "kernels/threshold.hpp"
 
 namespace gw::kern {
@@ -35,6 +36,7 @@ constexpr Table make_table(gw_simd_target target) {
     select_entries<Arch>(t);
     threshold_entries<Arch>(t);
     quantize_entries<Arch>(t);
+    sparsify_entries<Arch>(t);
     return t;
 }
 

@@ -280,6 +280,13 @@ inline std::vector<uint8_t> random_bytes(size_t n, uint64_t seed) {
     return b;
 }
 
+// No NaN or Inf (inputs callers would refuse before these kernels run).
+inline bool finite_all(const std::vector<float>& x) {
+    for (float v : x)
+        if (!std::isfinite(v)) return false;
+    return true;
+}
+
 struct Case {
     size_t n;
     int dist;

@@ -32,12 +32,6 @@ float step_of(const std::vector<float>& x, const GridCase& g) {
     return d;
 }
 
-bool finite_all(const std::vector<float>& x) {
-    for (float v : x)
-        if (!std::isfinite(v)) return false;
-    return true;
-}
-
 // The vectorized Philox stream equals src/rng.cpp (itself checked against
 // the Philox4x32-10 known answers in tests/test_rng.cpp) word for word: every
 // start offset mod 4, lengths around the vector widths, a block counter that

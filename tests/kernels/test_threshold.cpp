@@ -35,16 +35,10 @@ namespace {
     return ::testing::AssertionSuccess();
 }
 
-bool all_finite(const std::vector<float>& x) {
-    for (float v : x)
-        if (!std::isfinite(v)) return false;
-    return true;
-}
-
 TEST_P(KernelTest, ThresholdSelect) {
     for_each_case([&](const Case& c) {
         const auto& x = input(c.dist, c.n, 0);
-        if (!all_finite(x)) return;  // callers reject NaN/Inf first
+        if (!finite_all(x)) return;  // callers reject NaN/Inf first
         std::vector<float> mags;
         const bool big = c.n == kBig;  // fewer thresholds: time
         for (size_t i = 0; i < x.size(); i += 1 + x.size() / (big ? 1 : 5)) mags.push_back(std::fabs(x[i]));
