@@ -488,9 +488,10 @@ typedef enum gw_lags_verdict {
  * t_sparsify[j] (may be NULL: 0). Writes ratio[j], k[j] = ceil(n[j] /
  * ratio[j]) and verdict[j]; *t_plan and *t_dense are the modelled ends of
  * the last collective (from the start of backward) for the plan and for
- * all-dense. A layer goes dense when compressing would not shorten its
- * exposed time, and the whole plan goes dense if it would end later than
- * all-dense: under the model, *t_plan <= *t_dense always. */
+ * all-dense. Each layer takes the shorter of its eq. 19 all-gather and its
+ * dense all-reduce, and goes dense too where that does not delay the end:
+ * under the model, *t_plan is never later than *t_dense nor than eq. 19 on
+ * every layer. */
 GW_API gw_status gw_lags_plan(const gw_lags_network *net, size_t layers, const uint64_t *n,
                               const double *t_backward, const double *t_sparsify, double *ratio,
                               uint64_t *k, gw_lags_verdict *verdict, double *t_plan,
