@@ -101,13 +101,18 @@ gw_status AsylpgMaster::begin_epoch(const float* full_grad) {
     const uint64_t n = cfg_.n;
     if (!all_finite(full_grad, n)) return GW_ERR_NONFINITE;
     if (cfg_.variant == kAsylpgAcc) {
-        // x_0 = theta y + (1 - theta) x~   (t1 = theta*y; t2 = (1-theta)*x~; t1 + t2)
-        const float th = theta(), om = 1.0f - th;
+        // x_0 = theta y + (1 - theta) x~ as x~ + theta (y - x~), the inner
+        // updates' form: exactly x~ when y == x~ (the "unchanged" model
+        // message); theta y + (1 - theta) x~ in float lands an ulp off.
+        const float th = theta();
         const float *y = y_.get(), *sn = snap_.get();
         for (uint64_t i = 0; i < n; ++i) {
-            const float t1 = th * y[i], t2 = om * sn[i];
-            nx_[i] = t1 + t2;
+            const float d = y[i] - sn[i];
+            const float td = th * d;
+            nx_[i] = sn[i] + td;
         }
+        // y - x~ overflows only for opposite signs beyond FLT_MAX / 2.
+        if (!all_finite(nx_.get(), n)) return GW_ERR_OVERFLOW;
         std::memcpy(x_.get(), nx_.get(), n * sizeof(float));
     } else {
         std::memcpy(x_.get(), snap_.get(), n * sizeof(float));
