@@ -183,7 +183,8 @@ GW_API gw_status gw_gather(const float *x, uint64_t n, const uint32_t *idx, size
 GW_API gw_status gw_scatter_add(const float *values, const uint32_t *idx, size_t k, float alpha,
                                 float *acc, uint64_t n);
 /* Contraction of any codec on x: ||x - C(x)||^2 / ||x||^2 (0 for x = 0);
- * ctx as for gw_encode (may be NULL). */
+ * ctx as for gw_encode (may be NULL). GW_ERR_OVERFLOW if x - C(x) is not
+ * finite (the 1-bit quantizer rounding to the far level near FLT_MAX). */
 GW_API gw_status gw_codec_contraction(const gw_codec_spec *spec, const gw_encode_ctx *ctx,
                                       const float *x, uint64_t n, double *ratio);
 /* Compression ratio of a valid frame: 4 * count / frame bytes. */
