@@ -708,3 +708,142 @@ TEST(State, AsylpgExtremeInputsLeaveLoadableOrUnchangedState) {
     }
 }
 
+// Counters at their limit (issue 20 item 5): a loaded counter must not reach
+// a value its loader refuses, nor wrap. The step that would take a counter
+// past 2^64 - 1 is refused with GW_ERR_OVERFLOW and changes nothing (the
+// AsyLPG master loaded with epoch 2^64 - 1 used to wrap it to 0 at the
+// epoch's end, and a fresh handle refused its next save).
+namespace {
+
+Blob with_u64(Blob b, uint16_t field, uint64_t v) {
+    uint8_t type = 0;
+    const size_t at = field_data(b, field, &type);
+    EXPECT_NE(at, 0u);
+    EXPECT_EQ(type, 3);  // u64
+    std::memcpy(&b[at], &v, 8);
+    gwtest::refresh_crc(b);
+    return b;
+}
+
+}  // namespace
+
+TEST(State, CountersAtTheirLimitRefuseTheStep) {
+    const uint64_t n = 8, top = UINT64_MAX;
+    const auto g = random_floats(n, 3);
+    std::vector<uint8_t> frame(4096);
+    size_t written = 0;
+    {  // worker: the clock's step (field 32)
+        gwtest::Spec spec(GW_CODEC_QUANT);
+        gw_worker_options o = GW_WORKER_OPTIONS_INIT;
+        o.n = n;
+        gw_worker *w = nullptr, *f = nullptr;
+        ASSERT_EQ(gw_worker_create(&w, &o, spec), GW_OK);
+        ASSERT_EQ(gw_worker_create(&f, &o, spec), GW_OK);
+        const Blob b = with_u64(save(w), 32, top);
+        ASSERT_EQ(gw_worker_load(w, b.data(), b.size()), GW_OK);
+        EXPECT_EQ(gw_worker_step(w, g.data(), GW_DTYPE_F32, n, 0.1f, frame.data(), frame.size(), &written),
+                  GW_ERR_OVERFLOW);
+        EXPECT_EQ(save(w), b);
+        ASSERT_EQ(gw_worker_load(f, b.data(), b.size()), GW_OK);
+        gw_worker_free(w);
+        gw_worker_free(f);
+    }
+    {  // server: step and round
+        gwtest::Spec spec(GW_CODEC_IDENTITY);
+        gw_server_options o = GW_SERVER_OPTIONS_INIT;
+        o.total = o.length = n;
+        o.check_tag = 0;
+        gw_server* s = nullptr;
+        ASSERT_EQ(gw_server_create(&s, &o, spec, nullptr), GW_OK);
+        const Blob b = with_u64(save(s), 32, top);
+        ASSERT_EQ(gw_server_load(s, b.data(), b.size()), GW_OK);
+        const Blob push = gwtest::encode(spec, g);
+        const void* fp[1] = {push.data()};
+        const size_t fs[1] = {push.size()};
+        EXPECT_EQ(gw_server_round(s, fp, fs, 1, 0.1f, frame.data(), frame.size(), &written, nullptr),
+                  GW_ERR_OVERFLOW);
+        EXPECT_EQ(save(s), b);
+        ASSERT_EQ(gw_server_push(s, push.data(), push.size()), GW_OK);
+        const Blob mid = save(s);
+        EXPECT_EQ(gw_server_step(s, 0.1f, frame.data(), frame.size(), &written), GW_ERR_OVERFLOW);
+        EXPECT_EQ(save(s), mid);
+        gw_server_free(s);
+    }
+    {  // LAGS layer: step and step_dense
+        gwtest::Spec spec = gwtest::Spec(GW_CODEC_TOPK).set(GW_PARAM_K, 2);
+        gw_lags_layer_options o = GW_LAGS_LAYER_OPTIONS_INIT;
+        o.n = n;
+        gw_lags_layer* l = nullptr;
+        ASSERT_EQ(gw_lags_layer_create(&l, &o, spec), GW_OK);
+        auto sv = [&] { return gwtest::save_with(l, gw_lags_layer_save_bound, gw_lags_layer_save); };
+        const Blob b = with_u64(sv(), 32, top);
+        ASSERT_EQ(gw_lags_layer_load(l, b.data(), b.size()), GW_OK);
+        EXPECT_EQ(gw_lags_layer_step(l, g.data(), GW_DTYPE_F32, n, 0.1f, frame.data(), frame.size(), &written),
+                  GW_ERR_OVERFLOW);
+        std::vector<float> out(n);
+        EXPECT_EQ(gw_lags_layer_step_dense(l, g.data(), GW_DTYPE_F32, n, 0.1f, out.data()), GW_ERR_OVERFLOW);
+        EXPECT_EQ(sv(), b);
+        gw_lags_layer_free(l);
+    }
+    {  // CLT-k: the round's step (field 32), refused at begin
+        gwtest::Spec index = gwtest::Spec(GW_CODEC_INDEX).set(GW_PARAM_K, 2);
+        gw_cltk_options o = GW_CLTK_OPTIONS_INIT;
+        o.n = n;
+        gw_cltk* c = nullptr;
+        ASSERT_EQ(gw_cltk_create(&c, &o, index), GW_OK);
+        auto sv = [&] { return gwtest::save_with(c, gw_cltk_save_bound, gw_cltk_save); };
+        const Blob b = with_u64(sv(), 32, top);
+        ASSERT_EQ(gw_cltk_load(c, b.data(), b.size()), GW_OK);
+        EXPECT_EQ(gw_cltk_begin(c, g.data(), GW_DTYPE_F32, n, 0.1f), GW_ERR_OVERFLOW);
+        EXPECT_EQ(sv(), b);  // and between rounds: it saves
+        gw_cltk_free(c);
+    }
+    // AsyLPG master: the epoch (field 32) at the epoch's end, the version (34) at any push.
+    for (uint16_t field : {32, 34}) {
+        gw_asylpg_master_options o;
+        ASSERT_EQ(gw_asylpg_master_options_init(&o, GW_ASYLPG_MASTER_OPTIONS_VERSION), GW_OK);
+        o.n = n;
+        o.epoch_length = 1;
+        o.bits_min = o.bits_max = 0;
+        o.tau = 1000;
+        gw_asylpg_master *m = nullptr, *f = nullptr;
+        ASSERT_EQ(gw_asylpg_master_create(&m, &o, g.data(), n), GW_OK);
+        ASSERT_EQ(gw_asylpg_master_create(&f, &o, g.data(), n), GW_OK);
+        auto sv = [](const gw_asylpg_master* h) {
+            return gwtest::save_with(h, gw_asylpg_master_save_bound, gw_asylpg_master_save);
+        };
+        const Blob b = with_u64(sv(m), field, top);
+        ASSERT_EQ(gw_asylpg_master_load(m, b.data(), b.size()), GW_OK);
+        ASSERT_EQ(gw_asylpg_master_begin_epoch(m, g.data(), n), GW_OK);
+        const Blob before = sv(m);
+        uint64_t version = 0;
+        ASSERT_EQ(gw_asylpg_master_progress(m, nullptr, nullptr, &version, nullptr), GW_OK);
+        const Blob push = gwtest::encode(gwtest::Spec(GW_CODEC_IDENTITY), g, GW_TAG(0, version));
+        EXPECT_EQ(gw_asylpg_master_push(m, push.data(), push.size()), GW_ERR_OVERFLOW) << "field " << field;
+        const Blob after = sv(m);
+        EXPECT_EQ(after, before) << "field " << field;
+        EXPECT_EQ(gw_asylpg_master_load(f, after.data(), after.size()), GW_OK) << "field " << field;
+        gw_asylpg_master_free(m);
+        gw_asylpg_master_free(f);
+    }
+    {  // AsyLPG worker: its step count (field 36)
+        gwtest::Spec spec(GW_CODEC_QUANT);
+        gw_asylpg_worker_options o;
+        ASSERT_EQ(gw_asylpg_worker_options_init(&o, GW_ASYLPG_WORKER_OPTIONS_VERSION), GW_OK);
+        o.n = n;
+        gw_asylpg_worker* w = nullptr;
+        ASSERT_EQ(gw_asylpg_worker_create(&w, &o, spec), GW_OK);
+        auto sv = [&] { return gwtest::save_with(w, gw_asylpg_worker_save_bound, gw_asylpg_worker_save); };
+        ASSERT_EQ(gw_asylpg_worker_set_snapshot(w, g.data(), n), GW_OK);
+        const Blob model = gwtest::encode(gwtest::Spec(GW_CODEC_IDENTITY), g, GW_TAG(0, 0));
+        ASSERT_EQ(gw_asylpg_worker_receive(w, model.data(), model.size()), GW_OK);
+        const Blob b = with_u64(sv(), 36, top);
+        ASSERT_EQ(gw_asylpg_worker_load(w, b.data(), b.size()), GW_OK);
+        const auto g2 = random_floats(n, 4);
+        EXPECT_EQ(gw_asylpg_worker_step(w, g.data(), g2.data(), GW_DTYPE_F32, n, frame.data(), frame.size(),
+                                        &written),
+                  GW_ERR_OVERFLOW);
+        EXPECT_EQ(sv(), b);
+        gw_asylpg_worker_free(w);
+    }
+}

@@ -156,6 +156,9 @@ gw_status AsylpgMaster::model(void* frame, size_t capacity, size_t* written, uns
 
 gw_status AsylpgMaster::push(const void* data, size_t size) {
     if (s_.phase != 1) return GW_ERR_SEQUENCE;
+    // Counters a loader accepts must not wrap (the epoch to 0, which it refuses).
+    if (s_.version == UINT64_MAX || (s_.inner + 1 == cfg_.epoch_length && s_.epoch == UINT64_MAX))
+        return GW_ERR_OVERFLOW;
     frame::View v;
     gw_status st = frame::open(data, size, true, ws_.stage, &v);
     if (st != GW_OK) return st;
@@ -291,6 +294,7 @@ void AsylpgWorker::model(float* out) const { std::memcpy(out, model_.get(), cfg_
 gw_status AsylpgWorker::step(const void* grad_model, const void* grad_snapshot, gw_dtype dtype,
                              void* frame, size_t capacity, size_t* written) {
     if (s_.state != 2) return GW_ERR_SEQUENCE;
+    if (s_.steps == UINT64_MAX) return GW_ERR_OVERFLOW;  // the step count would wrap
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
     const uint64_t n = cfg_.n;
     // alpha = g(Q(x)) - g(x~) in one pass. A half-precision snapshot gradient
