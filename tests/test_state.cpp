@@ -1,5 +1,8 @@
 // Checkpoints: save/load round trips continue bit-identically; corrupted,
-// truncated or mismatched blobs get their status code and change nothing.
+// truncated or mismatched blobs get their status code and change nothing;
+// every state machine driven with extreme finite inputs, and with counters
+// at their limit, reaches only states its own loader takes back.
+#include <cstdio>
 #include <functional>
 
 #include "test_util.hpp"
