@@ -850,3 +850,31 @@ TEST(State, CountersAtTheirLimitRefuseTheStep) {
         gw_asylpg_worker_free(w);
     }
 }
+
+// Acc-AsyLPG's x_0 = x~ + theta (y - x~): y - x~ overflows for y and x~ of
+// opposite signs beyond FLT_MAX / 2 (a state a checkpoint can hold); then
+// begin_epoch is GW_ERR_OVERFLOW with nothing changed.
+TEST(State, AccBeginEpochOverflowIsRefused) {
+    const uint64_t n = 4;
+    gw_asylpg_master_options o;
+    ASSERT_EQ(gw_asylpg_master_options_init(&o, GW_ASYLPG_MASTER_OPTIONS_VERSION), GW_OK);
+    o.n = n;
+    o.variant = GW_ASYLPG_ACC;
+    const std::vector<float> x0(n, 1.0f), g(n, 0.5f);
+    gw_asylpg_master* m = nullptr;
+    ASSERT_EQ(gw_asylpg_master_create(&m, &o, x0.data(), n), GW_OK);
+    auto sv = [&] { return gwtest::save_with(m, gw_asylpg_master_save_bound, gw_asylpg_master_save); };
+    Blob b = sv();
+    for (auto [field, v] : {std::pair<uint16_t, float>{65, -3e38f}, {67, 3e38f}}) {  // x~, y
+        uint64_t count = 0;
+        const size_t at = field_data(b, field, nullptr, &count);
+        ASSERT_NE(at, 0u);
+        ASSERT_EQ(count, n);
+        std::memcpy(&b[at + 4], &v, 4);  // element 1
+    }
+    gwtest::refresh_crc(b);
+    ASSERT_EQ(gw_asylpg_master_load(m, b.data(), b.size()), GW_OK);
+    EXPECT_EQ(gw_asylpg_master_begin_epoch(m, g.data(), n), GW_ERR_OVERFLOW);
+    EXPECT_EQ(sv(), b);
+    gw_asylpg_master_free(m);
+}
