@@ -183,7 +183,8 @@ GW_API gw_status gw_gather(const float *x, uint64_t n, const uint32_t *idx, size
 GW_API gw_status gw_scatter_add(const float *values, const uint32_t *idx, size_t k, float alpha,
                                 float *acc, uint64_t n);
 /* Contraction of any codec on x: ||x - C(x)||^2 / ||x||^2 (0 for x = 0);
- * ctx as for gw_encode (may be NULL). */
+ * ctx as for gw_encode (may be NULL). GW_ERR_OVERFLOW if x - C(x) is not
+ * finite (the 1-bit quantizer rounding to the far level near FLT_MAX). */
 GW_API gw_status gw_codec_contraction(const gw_codec_spec *spec, const gw_encode_ctx *ctx,
                                       const float *x, uint64_t n, double *ratio);
 /* Compression ratio of a valid frame: 4 * count / frame bytes. */
@@ -488,9 +489,10 @@ typedef enum gw_lags_verdict {
  * t_sparsify[j] (may be NULL: 0). Writes ratio[j], k[j] = ceil(n[j] /
  * ratio[j]) and verdict[j]; *t_plan and *t_dense are the modelled ends of
  * the last collective (from the start of backward) for the plan and for
- * all-dense. A layer goes dense when compressing would not shorten its
- * exposed time, and the whole plan goes dense if it would end later than
- * all-dense: under the model, *t_plan <= *t_dense always. */
+ * all-dense. Each layer takes the shorter of its eq. 19 all-gather and its
+ * dense all-reduce, and goes dense too where that does not delay the end:
+ * under the model, *t_plan is never later than *t_dense nor than eq. 19 on
+ * every layer. */
 GW_API gw_status gw_lags_plan(const gw_lags_network *net, size_t layers, const uint64_t *n,
                               const double *t_backward, const double *t_sparsify, double *ratio,
                               uint64_t *k, gw_lags_verdict *verdict, double *t_plan,

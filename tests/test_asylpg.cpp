@@ -127,10 +127,12 @@ struct Reference {
     void begin(const std::vector<float>& g) {
         full = g;
         if (p.variant == GW_ASYLPG_ACC) {
-            const float th = theta(), om = 1.0f - th;
+            // x_0 = theta y + (1 - theta) x~, as x~ + theta (y - x~) (the header's order).
+            const float th = theta();
             for (size_t j = 0; j < kD; ++j) {
-                const float t1 = th * y[j], t2 = om * snap[j];
-                x[j] = t1 + t2;
+                const float d = y[j] - snap[j];
+                const float td = th * d;
+                x[j] = snap[j] + td;
             }
         } else {
             x = snap;
@@ -522,6 +524,32 @@ TEST(Asylpg, ProxAgainstItsClosedForm) {
             }
             gw_asylpg_master_free(m);
         }
+}
+
+// Acc-AsyLPG's x_0 when y == x~ (the first epoch: y_0 = x~ = x0) is x~ bit
+// for bit, so the epoch's first model message is the "unchanged" empty frame,
+// not a full b_max-bit one (theta y + (1 - theta) x~ in float lands an ulp off).
+TEST(Asylpg, AccFirstModelOfEpochUnchangedWhenYIsSnapshot) {
+    const Problem pr;
+    for (uint64_t seed : {8, 9, 10, 11}) {
+        Opts p;
+        p.variant = GW_ASYLPG_ACC;
+        p.bmin = 2;
+        p.bmax = 8;
+        const std::vector<float> x0 = random_floats(kD, seed);
+        gw_asylpg_master* m = make_master(p, x0);
+        const auto g = pr.full(x0.data());
+        ASSERT_EQ(gw_asylpg_master_begin_epoch(m, g.data(), kD), GW_OK);
+        EXPECT_TRUE(bits_equal(params(m), x0)) << "seed " << seed;
+        unsigned bits = 99;
+        const auto mf = model_frame(m, &bits);
+        EXPECT_EQ(bits, 0u) << "seed " << seed;
+        gw_frame_info info;
+        ASSERT_EQ(gw_frame_info_init(&info, GW_FRAME_INFO_VERSION), GW_OK);
+        ASSERT_EQ(gw_frame_inspect(mf.data(), mf.size(), &info), GW_OK);
+        EXPECT_EQ(info.count, 0u);
+        gw_asylpg_master_free(m);
+    }
 }
 
 TEST(Asylpg, CheckpointsContinueBitIdentically) {

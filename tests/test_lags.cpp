@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 #include <memory>
+#include <random>
 #include <thread>
 
 #include "ref_algorithms.hpp"
@@ -328,6 +329,143 @@ TEST(Lags, Eq19HandCases) {
     const double nan_tb[3] = {1e-3, NAN, 1e-3};
     EXPECT_EQ(gw_lags_plan(&net, 3, n, nan_tb, nullptr, ratio, k, v, &t_plan, &t_dense),
               GW_ERR_INVALID_ARGUMENT);
+}
+
+// The pipeline of docs/algorithms.md s.7, written from the text: layer j is
+// ready after the backward of layers 0..j, collectives back to back on one link.
+double pipeline(const std::vector<double>& tb, const std::vector<double>& comm) {
+    double ready = 0, link = 0;
+    for (size_t j = 0; j < tb.size(); ++j) {
+        ready += tb[j];
+        link = std::max(link, ready) + comm[j];
+    }
+    return link;
+}
+
+struct Model {
+    gw_lags_network net;
+    std::vector<uint64_t> n;
+    std::vector<double> tb, spar;  // spar empty: none
+};
+
+double allgather(const gw_lags_network& net, uint64_t k) {
+    return (net.num_workers - 1.0) *
+           (net.allgather_alpha + double(k) * (net.value_bytes + 4.0) * net.allgather_beta);
+}
+double allreduce(const gw_lags_network& net, uint64_t n) {
+    const double p = net.num_workers;
+    return 2 * (p - 1) * net.allreduce_alpha + 2 * (p - 1) / p * 4.0 * double(n) * net.allreduce_beta;
+}
+
+// Eq. 19 (the cap reading) on every layer, from its definition: the least
+// ratio c = n / k <= c_u whose all-gather plus sparsification fits in the
+// next layer's backward (the largest such k), else c_u (k = ceil(n / c_u)).
+double eq19_everywhere(const Model& m) {
+    std::vector<double> comm;
+    for (size_t j = 0; j < m.n.size(); ++j) {
+        const double spar = m.spar.empty() ? 0.0 : m.spar[j];
+        const double budget = j + 1 < m.n.size() ? m.tb[j + 1] : 0.0;
+        uint64_t k = 0;
+        if (m.net.num_workers == 1) {
+            k = m.n[j];
+        } else if (budget - spar - (m.net.num_workers - 1.0) * m.net.allgather_alpha >= 0) {
+            const double per = (m.net.num_workers - 1.0) * (m.net.value_bytes + 4.0) * m.net.allgather_beta;
+            const double kk = per > 0 ? std::floor((budget - spar - (m.net.num_workers - 1.0) *
+                                                                        m.net.allgather_alpha) / per)
+                                      : double(m.n[j]);
+            k = kk >= double(m.n[j]) ? m.n[j] : uint64_t(kk);
+        }
+        if (k == 0 || double(m.n[j]) / double(k) > m.net.max_ratio)
+            k = std::max<uint64_t>(1, uint64_t(std::ceil(double(m.n[j]) / m.net.max_ratio)));
+        comm.push_back(allgather(m.net, k) + spar);
+    }
+    return pipeline(m.tb, comm);
+}
+
+// Plans m; checks the returned times against the plan's own pipeline and
+// returns t_plan, t_dense and the verdicts.
+void plan_checked(const Model& m, double* t_plan, double* t_dense,
+                  std::vector<gw_lags_verdict>* v) {
+    const size_t L = m.n.size();
+    std::vector<double> ratio(L);
+    std::vector<uint64_t> k(L);
+    v->assign(L, GW_LAGS_DENSE);
+    ASSERT_EQ(gw_lags_plan(&m.net, L, m.n.data(), m.tb.data(), m.spar.empty() ? nullptr : m.spar.data(),
+                           ratio.data(), k.data(), v->data(), t_plan, t_dense),
+              GW_OK);
+    std::vector<double> comm, dense;
+    for (size_t j = 0; j < L; ++j) {
+        const double spar = m.spar.empty() ? 0.0 : m.spar[j];
+        comm.push_back((*v)[j] == GW_LAGS_DENSE ? allreduce(m.net, m.n[j]) : allgather(m.net, k[j]) + spar);
+        dense.push_back(allreduce(m.net, m.n[j]));
+        if ((*v)[j] == GW_LAGS_DENSE) {
+            EXPECT_EQ(k[j], m.n[j]);
+        }
+    }
+    EXPECT_NEAR(*t_plan, pipeline(m.tb, comm), 1e-12 * pipeline(m.tb, comm));
+    EXPECT_NEAR(*t_dense, pipeline(m.tb, dense), 1e-12 * pipeline(m.tb, dense));
+}
+
+// The case: a layer whose sparse and dense collectives both hid
+// behind the next backward went dense and held the link longer, delaying
+// the next layer: [CAPPED, DENSE, CAPPED] ended at 4.990 ms, eq. 19 on
+// every layer at 4.582 ms.
+TEST(Lags, PlanNeverSlowerThanEq19) {
+    Model m;
+    ASSERT_EQ(gw_lags_network_init(&m.net, GW_LAGS_NETWORK_VERSION), GW_OK);
+    m.net.num_workers = 8;
+    m.net.allgather_alpha = 9e-5;
+    m.net.allgather_beta = 1.4e-9;
+    m.net.allreduce_alpha = 2.1e-4;
+    m.net.allreduce_beta = 3.8e-9;
+    m.net.value_bytes = 4;
+    m.net.max_ratio = 10.0;
+    m.n = {304, 1205, 73};
+    m.tb = {7.55e-4, 1.665e-4, 3.03e-3};
+    double tp = 0, td = 0;
+    std::vector<gw_lags_verdict> v;
+    plan_checked(m, &tp, &td, &v);
+    const double eq19 = eq19_everywhere(m);
+    EXPECT_NEAR(eq19, 4.582e-3, 1e-6);
+    EXPECT_LE(tp, eq19);
+    EXPECT_LE(tp, td);
+    EXPECT_NE(v[1], GW_LAGS_DENSE);  // its all-reduce would delay layer 2
+}
+
+// Over many random models: the plan ends no later than eq. 19 on every layer
+// and no later than all-dense (up to rounding), and its times are its own
+// pipeline's.
+TEST(Lags, PlanNeverSlowerRandomModels) {
+    std::mt19937_64 rng(20);
+    auto logu = [&](double lo, double hi) {
+        return std::exp(std::uniform_real_distribution<double>(std::log(lo), std::log(hi))(rng));
+    };
+    int slower = 0;
+    for (int trial = 0; trial < 3000; ++trial) {
+        Model m;
+        ASSERT_EQ(gw_lags_network_init(&m.net, GW_LAGS_NETWORK_VERSION), GW_OK);
+        m.net.num_workers = uint32_t(logu(1, 128));
+        m.net.allgather_alpha = logu(1e-6, 1e-3);
+        m.net.allgather_beta = logu(1e-11, 1e-8);
+        m.net.allreduce_alpha = logu(1e-6, 1e-3);
+        m.net.allreduce_beta = logu(1e-11, 1e-8);
+        m.net.value_bytes = rng() % 2 ? 4 : 2;
+        m.net.max_ratio = logu(1, 1000);
+        const size_t L = 1 + rng() % 12;
+        const bool spar = rng() % 2;
+        for (size_t j = 0; j < L; ++j) {
+            m.n.push_back(uint64_t(logu(1, 1e7)));
+            m.tb.push_back(logu(1e-6, 1e-2));
+            if (spar) m.spar.push_back(logu(1e-7, 1e-3));
+        }
+        double tp = 0, td = 0;
+        std::vector<gw_lags_verdict> v;
+        plan_checked(m, &tp, &td, &v);
+        const double best = std::min(eq19_everywhere(m), td);
+        if (tp > best * (1 + 1e-12)) ++slower;
+        ASSERT_LE(tp, td) << "trial " << trial;  // exact: the planner's own promise
+    }
+    EXPECT_EQ(slower, 0) << "of 3000 random models";
 }
 
 TEST(Lags, SmaxAndDeltaHandCases) {

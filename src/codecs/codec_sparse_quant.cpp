@@ -127,7 +127,14 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     gq::pack(codes, nnz, g.width, cp);
     sparse::write_gaps(idx, nnz, cp + code_bytes(g, nnz));
     *len = kHead + code_bytes(g, nnz) + 4 * nnz;
-    if (residual) generic_residual(p, x, n, payload, *len, residual);
+    if (residual) {
+        generic_residual(p, x, n, payload, *len, residual);
+        // The pair grid may round a kept value to the opposite level: x + delta
+        // can overflow there (only there); GW_ERR_OVERFLOW as codec.hpp says.
+        if (g.pair)
+            for (uint64_t i = 0; i < nnz; ++i)
+                if (!std::isfinite(residual[idx[i]])) return GW_ERR_OVERFLOW;
+    }
     return GW_OK;
 }
 

@@ -111,9 +111,15 @@ gw_status encode(const CodecParams& p, const Grid& g, ScaleRule rule, uint64_t b
         store_le<float>(dp, delta);
     });
     if (st != GW_OK) return st;
-    // Pass 2: stochastic rounding and packing, chunk by chunk.
+    // Pass 2: stochastic rounding and packing, chunk by chunk. On the pair
+    // grid x - (-+delta) can overflow (|x| + delta > FLT_MAX, e.g. x = 1.5e38
+    // rounded to -3e38): each chunk's residual is checked while in cache,
+    // and GW_ERR_OVERFLOW leaves the residual partly written (codec.hpp).
+    const bool check_residual = residual && g.pair;
+    bool residual_finite = true;
     for_each_block(g, block_size, n, payload, [&](uint64_t, uint64_t first, uint64_t d,
                                                  uint8_t* dp, uint8_t* cp) {
+        if (!residual_finite) return;
         const float delta = load_le<float>(dp);
         if (delta == 0.0f) {  // the one canonical zero block
             std::memset(cp, 0, code_bytes(g, d));
@@ -126,9 +132,14 @@ gw_status encode(const CodecParams& p, const Grid& g, ScaleRule rule, uint64_t b
             kern::active().rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, first + i, words, c);
             t.stoch_round(x + first + i, c, delta, g.lo, g.hi, g.pair, words, codes,
                           residual ? residual + first + i : nullptr);
+            if (check_residual && !t.all_finite(residual + first + i, c)) {
+                residual_finite = false;
+                return;
+            }
             pack(codes, c, g.width, cp + i / 8 * g.width);
         }
     });
+    if (!residual_finite) return GW_ERR_OVERFLOW;
     payload_size(g, block_size, n, len);
     return GW_OK;
 }

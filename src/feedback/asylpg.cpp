@@ -101,13 +101,18 @@ gw_status AsylpgMaster::begin_epoch(const float* full_grad) {
     const uint64_t n = cfg_.n;
     if (!all_finite(full_grad, n)) return GW_ERR_NONFINITE;
     if (cfg_.variant == kAsylpgAcc) {
-        // x_0 = theta y + (1 - theta) x~   (t1 = theta*y; t2 = (1-theta)*x~; t1 + t2)
-        const float th = theta(), om = 1.0f - th;
+        // x_0 = theta y + (1 - theta) x~ as x~ + theta (y - x~), the inner
+        // updates' form: exactly x~ when y == x~ (the "unchanged" model
+        // message); theta y + (1 - theta) x~ in float lands an ulp off.
+        const float th = theta();
         const float *y = y_.get(), *sn = snap_.get();
         for (uint64_t i = 0; i < n; ++i) {
-            const float t1 = th * y[i], t2 = om * sn[i];
-            nx_[i] = t1 + t2;
+            const float d = y[i] - sn[i];
+            const float td = th * d;
+            nx_[i] = sn[i] + td;
         }
+        // y - x~ overflows only for opposite signs beyond FLT_MAX / 2.
+        if (!all_finite(nx_.get(), n)) return GW_ERR_OVERFLOW;
         std::memcpy(x_.get(), nx_.get(), n * sizeof(float));
     } else {
         std::memcpy(x_.get(), snap_.get(), n * sizeof(float));
@@ -151,6 +156,9 @@ gw_status AsylpgMaster::model(void* frame, size_t capacity, size_t* written, uns
 
 gw_status AsylpgMaster::push(const void* data, size_t size) {
     if (s_.phase != 1) return GW_ERR_SEQUENCE;
+    // Counters a loader accepts must not wrap (the epoch to 0, which it refuses).
+    if (s_.version == UINT64_MAX || (s_.inner + 1 == cfg_.epoch_length && s_.epoch == UINT64_MAX))
+        return GW_ERR_OVERFLOW;
     frame::View v;
     gw_status st = frame::open(data, size, true, ws_.stage, &v);
     if (st != GW_OK) return st;
@@ -286,6 +294,7 @@ void AsylpgWorker::model(float* out) const { std::memcpy(out, model_.get(), cfg_
 gw_status AsylpgWorker::step(const void* grad_model, const void* grad_snapshot, gw_dtype dtype,
                              void* frame, size_t capacity, size_t* written) {
     if (s_.state != 2) return GW_ERR_SEQUENCE;
+    if (s_.steps == UINT64_MAX) return GW_ERR_OVERFLOW;  // the step count would wrap
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
     const uint64_t n = cfg_.n;
     // alpha = g(Q(x)) - g(x~) in one pass. A half-precision snapshot gradient

@@ -8,7 +8,7 @@
 //   u = zeta + full_grad
 //   AsyLPG, Sparse-AsyLPG:  x = prox_{lr h}(x - lr u)                  (x_0 = x~)
 //   Acc-AsyLPG:             y = prox_{lr_s h}(y - lr_s u); x = x~ + theta_s (y - x~)
-//                           theta_s = 2/(s+2), lr_s = lr/theta_s, x_0 = theta_s y + (1-theta_s) x~
+//                           theta_s = 2/(s+2), lr_s = lr/theta_s, x_0 = x~ + theta_s (y - x~)
 //   end of epoch:           x~ = x (AsyLPG) or the mean of the epoch's x (Acc)
 //
 // with h(x) = l1 ||x||_1 + l2/2 ||x||^2, prox_{c h}(v) = sign(v) max(|v| - c l1, 0) / (1 + c l2).

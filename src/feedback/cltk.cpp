@@ -46,6 +46,7 @@ gw_status Cltk::set_leader(uint32_t leader) {
 
 gw_status Cltk::begin(const void* grad, gw_dtype dtype, float lr) {
     if (phase_ != kIdle) return GW_ERR_SEQUENCE;
+    if (s_.step == UINT64_MAX) return GW_ERR_OVERFLOW;  // the round's apply would wrap the step count
     if (!(std::isfinite(lr) && lr > 0.0f)) return GW_ERR_INVALID_ARGUMENT;
     const float* g = widen_to_f32(grad, dtype, cfg_.n, ws_.convert);
     if (!g) return GW_ERR_OUT_OF_MEMORY;

@@ -160,9 +160,12 @@ gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written
                                    frame);
     } else {
         if (n) t.ef_combine(acc, acc, e, combine_coef(r), q_.get(), n);
+        // The residual goes over q (in place) and becomes e_s only on
+        // success: a residual that overflows is found as it is written.
         const EncodeCtx ctx{0, s_.clock.step, cfg_.tensor, &ws_.codec};
         st = frame::encode(cfg_.codec, ctx, frame_tag(cfg_.tensor, s_.clock.step), q_.get(), n,
-                           frame, capacity, written, e_.get(), ws_.stage);
+                           frame, capacity, written, e_ ? q_.get() : nullptr, ws_.stage);
+        if (st == GW_OK && e_) std::swap(e_, q_);
     }
     // acc and e_s are finite, so a non-finite q can only be an overflow.
     if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;

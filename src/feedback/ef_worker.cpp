@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "feedback/fused_sign.hpp"
 #include "frame/frame.hpp"
@@ -73,13 +74,16 @@ gw_status EfWorker::step_codec(const float* g, const float* m, const float* e,
                                size_t* written) {
     const kern::Table& t = kern::active();
     t.ef_combine(g, m, e, k, p_.get(), cfg_.n);
-    // The codec checks p for NaN/Inf before writing the residual, so a bad
-    // gradient leaves m, e and the clock as they were.
+    // The codec checks p for NaN/Inf before writing the residual, and writes
+    // it over p (in place), so a refused step (a NaN, or a residual that
+    // overflows, found as it is written) leaves m, e and the clock as they
+    // were; on success p's buffer becomes e, with no copy.
     const EncodeCtx ctx{cfg_.seed, clock_.step, cfg_.tensor, &ws_.codec};
     const gw_status st = frame::encode(cfg_.codec, ctx, frame_tag(cfg_.tensor, clock_.step),
-                                       p_.get(), cfg_.n, frame, capacity, written, e_.get(),
-                                       ws_.stage);
+                                       p_.get(), cfg_.n, frame, capacity, written,
+                                       e_ ? p_.get() : nullptr, ws_.stage);
     if (st != GW_OK) return st;
+    if (e_) std::swap(e_, p_);
     if (m_) t.momentum_update(m_.get(), g, k.mu, k.kg, cfg_.n);
     return GW_OK;
 }

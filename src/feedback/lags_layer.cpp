@@ -43,6 +43,7 @@ gw_status LagsLayer::set_k(uint64_t k) {
 
 gw_status LagsLayer::accumulate(const void* grad, gw_dtype dtype, float lr) {
     if (!(std::isfinite(lr) && lr > 0.0f)) return GW_ERR_INVALID_ARGUMENT;
+    if (s_.clock.at_limit()) return GW_ERR_OVERFLOW;  // the step count would wrap
     const float* g = widen_to_f32(grad, dtype, cfg_.n, ws_.convert);
     if (!g) return GW_ERR_OUT_OF_MEMORY;
     const kern::Table& t = kern::active();

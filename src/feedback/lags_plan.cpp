@@ -50,9 +50,19 @@ double pipeline_end(size_t layers, const double* t_b, const double* comm) {
 gw_status plan(const Network& net, size_t layers, const uint64_t* n, const double* t_b,
                const double* t_spar, LayerPlan* out, double* t_plan, double* t_dense) {
     Scratch mem;
-    double* plan_comm = static_cast<double*>(mem.get(2 * layers * sizeof(double) + 1));
+    double* plan_comm = static_cast<double*>(mem.get(4 * layers * sizeof(double) + 1));
     if (!plan_comm) return GW_ERR_OUT_OF_MEMORY;
     double* dense_comm = plan_comm + layers;
+    double* fast_comm = dense_comm + layers;  // the shorter of eq. 19's and the dense collective
+    double* deadline = fast_comm + layers;
+    // Eq. 19 per layer, then the shorter collective. Layer j's collective
+    // starts at max(link, ready_j) whichever way it goes, and the end is
+    // nondecreasing in every link time (max and + round monotonically), so
+    // the shorter collective on every layer ends earliest of all 2^layers
+    // choices: never later than eq. 19 everywhere nor than all-dense, also
+    // in floating point. (Comparing exposed times instead sent a layer
+    // dense when both were hidden behind the next backward, though the
+    // dense one held the link longer and delayed the layers after it.)
     for (size_t j = 0; j < layers; ++j) {
         const double spar = t_spar ? t_spar[j] : 0.0;
         const double budget = j + 1 < layers ? t_b[j + 1] : 0.0;
@@ -68,24 +78,32 @@ gw_status plan(const Network& net, size_t layers, const uint64_t* n, const doubl
         }
         dense_comm[j] = allreduce_time(net, 4.0 * double(d));
         const double sparse = sparse_time(net, p.k, spar);
-        // Dense when compressing would not shorten the exposed time.
-        if (std::max(0.0, dense_comm[j] - budget) <= std::max(0.0, sparse - budget)) {
-            p = {1.0, d, kDense};
-            plan_comm[j] = dense_comm[j];
-        } else {
-            plan_comm[j] = sparse;
-        }
+        if (dense_comm[j] <= sparse) p = {1.0, d, kDense};  // ties: nothing held back
+        fast_comm[j] = std::min(sparse, dense_comm[j]);
         out[j] = p;
     }
-    const double end_plan = pipeline_end(layers, t_b, plan_comm);
-    const double end_dense = pipeline_end(layers, t_b, dense_comm);
-    *t_dense = end_dense;
-    if (end_plan > end_dense) {
-        for (size_t j = 0; j < layers; ++j) out[j] = {1.0, n[j], kDense};
-        *t_plan = end_dense;
-    } else {
-        *t_plan = end_plan;
+    const double end_fast = pipeline_end(layers, t_b, fast_comm);
+    *t_dense = pipeline_end(layers, t_b, dense_comm);
+    // A compressed layer then goes dense where that does not delay the end,
+    // so no gradient is held back for nothing: deadline[j] is the latest its
+    // collective may end with every later layer on its shorter collective.
+    for (size_t j = layers; j-- > 0;)
+        deadline[j] = j + 1 < layers ? deadline[j + 1] - fast_comm[j + 1] : end_fast;
+    double ready = 0, link = 0;
+    for (size_t j = 0; j < layers; ++j) {
+        ready += t_b[j];
+        const double start = std::max(link, ready);
+        const bool to_dense = out[j].verdict != kDense && start + dense_comm[j] <= deadline[j];
+        plan_comm[j] = to_dense ? dense_comm[j] : fast_comm[j];
+        link = start + plan_comm[j];
     }
+    const double end_plan = pipeline_end(layers, t_b, plan_comm);
+    // The deadlines are differences, rounded: if they let a switch through
+    // that ends later after all, keep the shorter collectives.
+    const bool switch_ok = end_plan <= end_fast;
+    for (size_t j = 0; j < layers; ++j)
+        if (switch_ok && plan_comm[j] != fast_comm[j]) out[j] = {1.0, n[j], kDense};
+    *t_plan = switch_ok ? end_plan : end_fast;
     return GW_OK;
 }
 

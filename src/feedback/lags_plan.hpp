@@ -11,10 +11,10 @@
 // Eq. 19 (the cap reading): c_j = min{c_u, min{c : t_comm(c) + t_spar <=
 // t_b[j + 1]}}: the least compression whose all-gather hides behind the
 // backward of the next layer, c_u when none does (the last layer has nothing
-// left to hide behind). A layer goes dense when compressing would not shorten
-// its exposed time, max(0, t - t_b[j + 1]); and if the whole pipelined plan
-// would end later than the all-dense pipeline, every layer goes dense. So
-// under the model a plan never takes longer than not compressing.
+// left to hide behind). Each layer then takes the shorter of that all-gather
+// and its dense all-reduce, and goes dense where that does not delay the end
+// of the last collective. So under the model a plan never takes longer than
+// eq. 19 on every layer nor than not compressing.
 #pragma once
 
 #include <cstddef>

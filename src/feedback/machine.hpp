@@ -23,9 +23,11 @@ struct Clock {
     float lr_prev = 0.0f;  // lr_{t-1}, 0 before the first step
 
     // Validate this step's lr and compute r (0 when no residual is kept).
-    // GW_ERR_OVERFLOW when lr_prev / lr is not representable.
+    // GW_ERR_OVERFLOW when lr_prev / lr is not representable, or when the
+    // step counter is at its limit (see at_limit).
     gw_status rescale(float lr, bool error_feedback, float* r) const {
         if (!(std::isfinite(lr) && lr > 0.0f)) return GW_ERR_INVALID_ARGUMENT;
+        if (at_limit()) return GW_ERR_OVERFLOW;
         if (!error_feedback) {
             *r = 0.0f;
             return GW_OK;
@@ -35,6 +37,10 @@ struct Clock {
         *r = q;
         return GW_OK;
     }
+    // A loader takes any step count, so the step that would wrap it to 0 is
+    // refused instead (GW_ERR_OVERFLOW, nothing changed): every counter a
+    // machine holds stays one its loader accepts, and never goes backwards.
+    bool at_limit() const { return step == UINT64_MAX; }
     void advance(float lr) {
         lr_prev = lr;
         ++step;
