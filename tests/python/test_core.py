@@ -41,6 +41,44 @@ def test_spec_parameters_and_bounds():
         gw.CodecSpec("topk", kk=1)
 
 
+def test_spec_refuses_values_that_are_not_integers():
+    # int() would have turned "3" into 3 and 1.5 into 1 silently.
+    for bad in ("3", 1.5, True, None, b"3"):
+        with pytest.raises(TypeError, match="'k'"):
+            gw.CodecSpec("topk", k=bad)
+    with pytest.raises(TypeError, match="'threshold'"):
+        gw.CodecSpec("threshold", threshold="0.5")
+    assert gw.CodecSpec("topk", k=np.int64(3))["k"] == 3
+    assert gw.CodecSpec("threshold", threshold=1)["threshold"] == 1.0
+    assert gw.CodecSpec("topk", value_dtype=np.float16)["value_dtype"] == gw.DType.F16
+
+
+def test_decode_caps_what_an_untrusted_header_can_allocate():
+    # A valid top-k frame of a few dozen bytes claiming 2^32 - 1 elements.
+    n = 2**32 - 1
+    frame = gw.encode(gw.CodecSpec("topk", k=1, zstd=0), np.zeros(4, np.float32))
+    assert gw.inspect(frame).count == 4
+    big = _frame_with_count(frame, n)
+    assert gw.inspect(big).count == n and len(big) < 100
+    with pytest.raises(ValueError, match="max_elements"):
+        gw.decode(big)
+    with pytest.raises(ValueError, match="max_elements"):
+        gw.decode(frame, max_elements=3)
+    assert gw.decode(frame, max_elements=4).shape == (4,)
+    out = np.empty(4, np.float32)
+    assert gw.decode(frame, out=out, max_elements=0) is out  # out= is its own limit
+
+
+def _frame_with_count(frame, n):
+    """The same frame re-headed with element count n, both CRCs recomputed
+    (docs/wire-format.md: count at offset 16, header CRC at 36 over [0, 36))."""
+    b = bytearray(frame)
+    b[16:24] = n.to_bytes(8, "little")
+    b[36:40] = gw.crc32c(bytes(b[:36])).to_bytes(4, "little")
+    b[-4:] = gw.crc32c(bytes(b[:-4])).to_bytes(4, "little")
+    return bytes(b)
+
+
 @pytest.mark.parametrize("path", sorted(glob.glob(os.path.join(VECTORS, "*.frame.hex"))))
 def test_golden_vectors(path):
     frame = unhex(path)

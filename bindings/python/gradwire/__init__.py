@@ -18,6 +18,7 @@ and gradwire.fsdp (a reduce-scatter for FSDP2's fully_shard).
 from __future__ import annotations
 
 import enum
+import numbers
 from typing import Any, Dict, Optional, Union
 
 import numpy as np
@@ -112,12 +113,18 @@ class CodecSpec(_n.CodecSpec):
 
     def __setitem__(self, param: Union[str, int], value: Any) -> None:
         p = _param_id(param)
+        name = _n.param_name(p) or str(param)
+        if p == _n.GW_PARAM_VALUE_DTYPE and not isinstance(value, numbers.Integral):
+            value = dtype_code(value)  # "f16", np.float16, torch.bfloat16, ...
+        # int() would turn "3" into 3 and 1.5 into 1 without a word: refuse both.
+        if isinstance(value, bool) or not isinstance(value, numbers.Real):
+            raise TypeError(f"codec parameter {name!r}: expected a number, got {value!r}")
         if p in _FLOAT_PARAMS:
             self.set_f32(p, float(value))
-        else:
-            if p == _n.GW_PARAM_VALUE_DTYPE and not isinstance(value, int):
-                value = dtype_code(value)
-            self.set(p, int(value))
+            return
+        if not isinstance(value, numbers.Integral):
+            raise TypeError(f"codec parameter {name!r}: expected an integer, got {value!r}")
+        self.set(p, int(value))
 
     def __getitem__(self, param: Union[str, int]) -> Union[int, float]:
         p = _param_id(param)
@@ -182,10 +189,25 @@ def frame_size(header: Any) -> int:
     return _n.frame_size(bytes_in(header, "header"))
 
 
-def decode(frame: Any, out: Any = None) -> np.ndarray:
-    """Decode a frame into float32 (a new array, or `out`)."""
+# A sparse frame of a few dozen bytes may claim billions of elements, so an
+# output sized from an untrusted header is capped unless the caller says otherwise.
+DEFAULT_MAX_ELEMENTS = 1 << 26
+
+
+def decode(frame: Any, out: Any = None, *,
+           max_elements: Optional[int] = DEFAULT_MAX_ELEMENTS) -> np.ndarray:
+    """Decode a frame into float32 (a new array, or `out`).
+
+    Without `out`, the new array's length comes from the frame's header, so a
+    frame claiming more than `max_elements` elements (default 2**26, 256 MiB of
+    float32) raises ValueError before anything is allocated. Pass `out=` (its
+    size is the limit) or a larger `max_elements` (None: no limit) for frames
+    you trust to be that large."""
     frame = bytes_in(frame, "frame")
     n = _n.frame_inspect(frame).count
+    if out is None and max_elements is not None and n > max_elements:
+        raise ValueError(f"decode: the frame claims {n} elements, more than max_elements="
+                         f"{max_elements}; pass out= or a larger max_elements to decode it")
     arr = out_array(out, n, np.float32, "out")
     _n.decode_into(frame, arr)
     return arr if out is None else out

@@ -289,7 +289,7 @@ def _randomk_round(state, flat, out, layout) -> None:
         frame = w.step(flat[off:off + n], lr)
         idx = randk_indices(state.seed, step, pid, n, _randomk_k(state.codec, n))
         idxs.append(idx)
-        vals.append(decode(frame)[idx])
+        vals.append(decode(frame, max_elements=n)[idx])  # our own frame of n elements
     summed = state.comm.all_reduce_sum(torch.from_numpy(np.concatenate(vals)))
     pos = 0
     for (pid, off, n), idx in zip(layout, idxs):
