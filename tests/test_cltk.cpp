@@ -54,17 +54,13 @@ struct RefWorker {
     Vec m, a;
 };
 
-// Indices of the chunk-wise top-k of a (k_j = min(c_j, ceil(k c_j / n))),
-// from a stable sort per chunk; zeros are not selected.
+// Indices of the chunk-wise top-k of a (exactly k: ref::chunk_shares,
+// revision 2), from a stable sort per chunk; zeros are not selected.
 std::vector<uint32_t> ref_select(const Vec& a, uint64_t k, uint64_t chunk) {
-    const uint64_t n = a.size(), c = chunk == 0 || chunk > n ? n : chunk;
+    const Vec sel = ref::chunk_topk(a, k, chunk, 2, 1);
     std::vector<uint32_t> out;
-    for (uint64_t off = 0; off < n; off += c) {
-        const uint64_t cj = std::min(c, n - off), kj = std::min(cj, (k * cj + n - 1) / n);
-        const Vec sel = ref::topk(Vec(a.begin() + off, a.begin() + off + cj), kj, 1);
-        for (uint64_t i = 0; i < cj; ++i)
-            if (sel[i] != 0.0f) out.push_back(uint32_t(off + i));
-    }
+    for (size_t i = 0; i < a.size(); ++i)
+        if (sel[i] != 0.0f) out.push_back(uint32_t(i));
     return out;
 }
 
@@ -430,5 +426,35 @@ TEST(Cltk, CheckpointsRestoreBitIdentically) {
             ASSERT_TRUE(bits_equal(va[r], vb[r]));
             ASSERT_TRUE(bits_equal(a[r]->memory(n), b[r]->memory(n)));
         }
+    }
+}
+
+// Issue 20: the leader's index frame holds exactly k entries (it held 143
+// for n = 1000, k = 10, chunks of 7), so every worker extracts k values.
+// Handles of the first rule (revision 1) keep its frames and checkpoints:
+// their blobs load into revision 1 handles only.
+TEST(Cltk, ExactlyKValuesAndRevisionOneCheckpoints) {
+    const uint64_t n = 1000;
+    Spec rev1 = index_spec(10, 7);
+    rev1.set(GW_PARAM_REVISION, 1);
+    for (int rev : {2, 1}) {
+        SCOPED_TRACE(rev);
+        const Spec s = rev == 2 ? index_spec(10, 7) : rev1;
+        Handle h(n, 1, 0, 1.0f, 0, s), fresh(n, 1, 0, 1.0f, 0, s), other(n, 1, 0, 1.0f, 0,
+                                                                          rev == 2 ? rev1 : index_spec(10, 7));
+        const Vec g = random_floats(n, 42);
+        size_t fb = 0, w = 0, count = 0;
+        ASSERT_EQ(gw_cltk_index_frame_bound(h.h, &fb), GW_OK);
+        std::vector<uint8_t> frame(fb);
+        Vec vals(n);
+        ASSERT_EQ(gw_cltk_begin(h.h, g.data(), GW_DTYPE_F32, n, 0.1f), GW_OK);
+        ASSERT_EQ(gw_cltk_select(h.h, frame.data(), frame.size(), &w), GW_OK);
+        ASSERT_EQ(gw_cltk_extract(h.h, frame.data(), w, vals.data(), n, &count), GW_OK);
+        EXPECT_EQ(count, rev == 2 ? 10u : 143u);
+        ASSERT_EQ(gw_cltk_apply(h.h, vals.data(), count, nullptr, 0), GW_OK);
+        const auto blob = h.save();
+        EXPECT_EQ(gw_cltk_load(other.h, blob.data(), blob.size()), GW_ERR_STATE_MISMATCH);
+        ASSERT_EQ(gw_cltk_load(fresh.h, blob.data(), blob.size()), GW_OK);
+        EXPECT_EQ(fresh.save(), blob);
     }
 }

@@ -53,7 +53,7 @@ void codec_fields(V& v, uint16_t id_field, uint16_t params_field, const CodecPar
     uint8_t params[kMaxParams * 8];
     write_params(c, params);
     v.config(id_field, static_cast<uint8_t>(c.codec->id));
-    v.config_bytes(params_field, params, params_wire_size(*c.codec));
+    v.config_bytes(params_field, params, params_wire_size(c));
 }
 
 // Tag written into and expected from frames: tensor id and round.
