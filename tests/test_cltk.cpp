@@ -458,3 +458,56 @@ TEST(Cltk, ExactlyKValuesAndRevisionOneCheckpoints) {
         EXPECT_EQ(fresh.save(), blob);
     }
 }
+
+// Issue 20 item 7: a call out of order is GW_ERR_SEQUENCE before any check of
+// its arguments (only NULL pointers come earlier), and changes nothing: the
+// handle then runs the round exactly as a twin that never saw those calls.
+TEST(Cltk, SequenceIsCheckedFirstAndChangesNothing) {
+    const uint64_t n = 100;
+    const Spec s = index_spec(10, 30);
+    Handle a(n, 2, 0, 0.5f, 0, s), twin(n, 2, 0, 0.5f, 0, s), b(n, 2, 1, 0.5f, 0, s);
+    const Vec g = random_floats(n, 3);
+    size_t fb = 0, w = 0, w2 = 0, count = 0;
+    ASSERT_EQ(gw_cltk_index_frame_bound(a.h, &fb), GW_OK);
+    std::vector<uint8_t> frame(fb), frame2(fb);
+    Vec vals(n), x(n, 1.0f);
+    // Idle: wrong arguments to later calls still say SEQUENCE.
+    EXPECT_EQ(gw_cltk_extract(a.h, frame.data(), fb, reinterpret_cast<float*>(frame.data()), 4,
+                              &count),
+              GW_ERR_SEQUENCE);  // overlapping buffers
+    EXPECT_EQ(gw_cltk_apply(a.h, vals.data(), 1, x.data(), n - 1), GW_ERR_SEQUENCE);  // wrong n
+    EXPECT_EQ(gw_cltk_select(a.h, frame.data(), 1, &w), GW_ERR_SEQUENCE);  // capacity too small
+    ASSERT_EQ(gw_cltk_begin(a.h, g.data(), GW_DTYPE_F32, n, 0.1f), GW_OK);
+    ASSERT_EQ(gw_cltk_begin(twin.h, g.data(), GW_DTYPE_F32, n, 0.1f), GW_OK);
+    ASSERT_EQ(gw_cltk_begin(b.h, g.data(), GW_DTYPE_F32, n, 0.1f), GW_OK);
+    // Begun: a second begin with a wrong n or dtype, a leader change with a
+    // rank out of range, the leader extracting before it selected.
+    EXPECT_EQ(gw_cltk_begin(a.h, g.data(), GW_DTYPE_F32, n - 1, 0.1f), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_begin(a.h, g.data(), gw_dtype(77), n, 0.1f), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_set_leader(a.h, 5), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_extract(a.h, frame.data(), fb, vals.data(), n, &count), GW_ERR_SEQUENCE);
+    ASSERT_EQ(gw_cltk_select(a.h, frame.data(), fb, &w), GW_OK);
+    ASSERT_EQ(gw_cltk_select(twin.h, frame2.data(), fb, &w2), GW_OK);
+    // Selected: a second select, with room or without.
+    EXPECT_EQ(gw_cltk_select(a.h, frame.data(), fb, &w), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_select(a.h, frame.data(), fb - 1, &w), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_apply(a.h, vals.data(), 10, x.data(), n), GW_ERR_SEQUENCE);
+    // Not the leader: select is out of order whatever the capacity.
+    EXPECT_EQ(gw_cltk_select(b.h, frame.data(), 1, &w), GW_ERR_SEQUENCE);
+    frame.resize(w);
+    frame2.resize(w2);
+    ASSERT_EQ(frame, frame2);
+    Vec va(n), vt(n), xa(n, 1.0f), xt(n, 1.0f);
+    ASSERT_EQ(gw_cltk_extract(a.h, frame.data(), w, va.data(), n, &count), GW_OK);
+    ASSERT_EQ(count, 10u);
+    ASSERT_EQ(gw_cltk_extract(twin.h, frame2.data(), w2, vt.data(), n, &count), GW_OK);
+    // Extracted: extract again, begin, select.
+    EXPECT_EQ(gw_cltk_extract(a.h, frame.data(), w, va.data(), n, &count), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_begin(a.h, g.data(), GW_DTYPE_F32, n - 1, 0.1f), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_select(a.h, frame.data(), 1, &w), GW_ERR_SEQUENCE);
+    ASSERT_EQ(gw_cltk_apply(a.h, va.data(), count, xa.data(), n), GW_OK);
+    ASSERT_EQ(gw_cltk_apply(twin.h, vt.data(), count, xt.data(), n), GW_OK);
+    EXPECT_TRUE(bits_equal(va, vt));
+    EXPECT_TRUE(bits_equal(xa, xt));
+    EXPECT_EQ(a.save(), twin.save());
+}
