@@ -511,3 +511,39 @@ TEST(Cltk, SequenceIsCheckedFirstAndChangesNothing) {
     EXPECT_TRUE(bits_equal(xa, xt));
     EXPECT_EQ(a.save(), twin.save());
 }
+
+// Issue 20 item 6: begin refuses a = m + lr g that is not finite: NONFINITE
+// for a non-finite gradient, OVERFLOW for finite inputs (lr g alone, or m
+// plus a finite lr g), and changes nothing.
+TEST(Cltk, BeginRefusesAnOverflowingAccumulator) {
+    const uint64_t n = 8;
+    const Spec s = index_spec(0, 0);  // k = 0: nothing is sent, m keeps a
+    Handle h(n, 1, 0, 1.0f, 0, s);
+    Vec g(n, 1.0f), vals(n);
+    g[5] = 3e38f;
+    size_t fb = 0, w = 0, count = 0;
+    ASSERT_EQ(gw_cltk_index_frame_bound(h.h, &fb), GW_OK);
+    std::vector<uint8_t> frame(fb);
+    const auto before = h.save();
+    EXPECT_EQ(gw_cltk_begin(h.h, g.data(), GW_DTYPE_F32, n, 10.0f), GW_ERR_OVERFLOW);  // lr g
+    EXPECT_EQ(h.save(), before);
+    // One round leaves m[5] = 3e38; then m + lr g (lr g finite) overflows.
+    ASSERT_EQ(gw_cltk_begin(h.h, g.data(), GW_DTYPE_F32, n, 1.0f), GW_OK);
+    ASSERT_EQ(gw_cltk_select(h.h, frame.data(), fb, &w), GW_OK);
+    ASSERT_EQ(gw_cltk_extract(h.h, frame.data(), w, vals.data(), n, &count), GW_OK);
+    ASSERT_EQ(count, 0u);
+    ASSERT_EQ(gw_cltk_apply(h.h, vals.data(), 0, nullptr, 0), GW_OK);
+    EXPECT_EQ(h.memory(n)[5], 3e38f);
+    const auto mid = h.save();
+    EXPECT_EQ(gw_cltk_begin(h.h, g.data(), GW_DTYPE_F32, n, 1.0f), GW_ERR_OVERFLOW);
+    Vec bad = g;
+    bad[0] = INFINITY;
+    EXPECT_EQ(gw_cltk_begin(h.h, bad.data(), GW_DTYPE_F32, n, 1.0f), GW_ERR_NONFINITE);
+    std::vector<uint16_t> half(n, 0x7C00);  // +Inf in f16
+    EXPECT_EQ(gw_cltk_begin(h.h, half.data(), GW_DTYPE_F16, n, 1.0f), GW_ERR_NONFINITE);
+    EXPECT_EQ(h.save(), mid);
+    // Still idle: a round with a smaller gradient goes through.
+    Vec small(n, 1.0f);
+    small[5] = -3e38f;
+    EXPECT_EQ(gw_cltk_begin(h.h, small.data(), GW_DTYPE_F32, n, 1.0f), GW_OK);
+}
