@@ -547,3 +547,45 @@ TEST(Cltk, BeginRefusesAnOverflowingAccumulator) {
     small[5] = -3e38f;
     EXPECT_EQ(gw_cltk_begin(h.h, small.data(), GW_DTYPE_F32, n, 1.0f), GW_OK);
 }
+
+// Old checkpoints still load: tests/vectors/state/cltk_index_r1_m2.state.hex
+// was written by the code before GW_PARAM_REVISION existed (be937d1). The
+// same history on revision 1 handles writes it byte for byte, it loads into
+// a fresh revision 1 handle and continues as the original; a handle of the
+// default revision refuses it (another configuration).
+TEST(Cltk, RevisionOneBlobOfTheOldCodeLoads) {
+    const uint64_t n = 50;
+    bool ok = false;
+    const auto gold = gwtest::read_hex(std::string(GW_SOURCE_DIR) +
+                                       "/tests/vectors/state/cltk_index_r1_m2.state.hex", &ok);
+    ASSERT_TRUE(ok);
+    Spec rev1 = index_spec(6, 7);
+    rev1.set(GW_PARAM_REVISION, 1);
+    auto val = [](unsigned i, unsigned s) {
+        return float(int((i * 37u + s * 11u) % 101u) - 50) * 0.03125f;
+    };
+    Handle h0(n, 2, 0, 0.5f, 0, rev1, 4), h1(n, 2, 1, 0.5f, 0, rev1, 4);
+    Handle* hs[2] = {&h0, &h1};
+    std::vector<uint8_t> frame(4096);
+    for (unsigned t = 0; t < 3; ++t) {
+        Vec x(n), vals[2] = {Vec(n), Vec(n)}, sum(n);
+        for (unsigned r = 0; r < 2; ++r) {
+            for (unsigned i = 0; i < n; ++i) x[i] = val(i, 10 + t * 2 + r);
+            ASSERT_EQ(gw_cltk_begin(hs[r]->h, x.data(), GW_DTYPE_F32, n, 0.1f), GW_OK);
+        }
+        uint32_t leader = 0;
+        size_t w = 0, cnt = 0;
+        ASSERT_EQ(gw_cltk_leader(h0.h, &leader), GW_OK);
+        ASSERT_EQ(gw_cltk_select(hs[leader]->h, frame.data(), frame.size(), &w), GW_OK);
+        for (unsigned r = 0; r < 2; ++r)
+            ASSERT_EQ(gw_cltk_extract(hs[r]->h, frame.data(), w, vals[r].data(), n, &cnt), GW_OK);
+        for (size_t j = 0; j < cnt; ++j) sum[j] = vals[0][j] + vals[1][j];
+        for (unsigned r = 0; r < 2; ++r)
+            ASSERT_EQ(gw_cltk_apply(hs[r]->h, sum.data(), cnt, nullptr, 0), GW_OK);
+    }
+    EXPECT_EQ(h0.save(), gold);
+    Handle fresh(n, 2, 0, 0.5f, 0, rev1, 4), current(n, 2, 0, 0.5f, 0, index_spec(6, 7), 4);
+    ASSERT_EQ(gw_cltk_load(fresh.h, gold.data(), gold.size()), GW_OK);
+    EXPECT_TRUE(bits_equal(fresh.memory(n), h0.memory(n)));
+    EXPECT_EQ(gw_cltk_load(current.h, gold.data(), gold.size()), GW_ERR_STATE_MISMATCH);
+}
