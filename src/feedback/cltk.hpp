@@ -77,7 +77,7 @@ class Cltk {
     // The indices of the last extracted round (all n in a dense round).
     uint64_t index_count() const { return count_; }
     void indices(uint32_t* out) const;
-    bool between_rounds() const { return phase_.is(kIdle); }
+    bool between_rounds() const { return sequence(Call::kSave) == GW_OK; }
 
     // Checkpoints (feedback/state_blob.hpp).
     struct Scalars {
