@@ -84,26 +84,29 @@ TEST(ChunkTopk, SendsExactlyKEntries) {
     struct Case {
         uint64_t n, k, chunk;
     };
-    std::vector<Case> cases = {{1000, 10, 7}, {20, 6, 8}, {20, 7, 6}, {1, 1, 1}, {5, 5, 2}};
+    std::vector<Case> cases = {{1000, 10, 7}, {20, 6, 8}, {20, 7, 6}, {1, 1, 1},
+                               {5, 5, 2},    {5, 9, 2},  {20, 1000, 3}};  // k > n: all n
     for (int t = 0; t < 192; ++t) {
         const uint64_t n = 1 + rng() % 2000;
         const uint64_t k = 1 + rng() % std::min<uint64_t>(n, 200);
         const uint64_t chunk = t % 8 == 0 ? 0 : 1 + rng() % std::min<uint64_t>(n, 300);
         cases.push_back({n, k, chunk});
     }
+    size_t exceeded = 0;
     for (const Case& cs : cases) {
         SCOPED_TRACE(testing::Message() << "n " << cs.n << " k " << cs.k << " chunk " << cs.chunk);
         Vec x = random_floats(cs.n, uint32_t(cs.n * 31 + cs.k));
         for (float& v : x)
             if (v == 0.0f) v = 0.5f;  // every entry is selectable
-        const Vec want = ref::chunk_topk(x, cs.k, cs.chunk, 2, 1);
+        const uint64_t ke = std::min(cs.k, cs.n);
+        const Vec want = ref::chunk_topk(x, ke, cs.chunk, 2, 1);
         uint64_t shares = 0;
         const uint64_t c = cs.chunk == 0 || cs.chunk > cs.n ? cs.n : cs.chunk;
-        for (uint64_t s : ref::chunk_shares(cs.k, cs.n, cs.chunk, 2)) {
+        for (uint64_t s : ref::chunk_shares(ke, cs.n, cs.chunk, 2)) {
             ASSERT_LE(s, c);
             shares += s;
         }
-        ASSERT_EQ(shares, cs.k);
+        ASSERT_EQ(shares, ke);
         for (gw_codec_id id : {GW_CODEC_CHUNK_TOPK, GW_CODEC_INDEX}) {
             SCOPED_TRACE(gw_codec_name(id));
             const auto f = gwtest::encode(chunked(id, int64_t(cs.k), int64_t(cs.chunk), GW_DTYPE_F32, 0), x);
@@ -114,9 +117,18 @@ TEST(ChunkTopk, SendsExactlyKEntries) {
                 const float w = want[i] == 0.0f ? 0.0f : (id == GW_CODEC_INDEX ? 1.0f : want[i]);
                 ASSERT_EQ(d[i], w) << "element " << i;
             }
-            EXPECT_EQ(entries, std::min(cs.k, cs.n));
+            EXPECT_EQ(entries, ke);
         }
+        // The first rule, still written on request: the sum of its ceilings.
+        uint64_t ceil_sum = 0;
+        for (uint64_t s : ref::chunk_shares(ke, cs.n, cs.chunk, 1)) ceil_sum += s;
+        const auto f1 = gwtest::encode(chunked(GW_CODEC_INDEX, int64_t(cs.k), int64_t(cs.chunk), GW_DTYPE_F32, 0, 1), x);
+        uint32_t count = 0;
+        std::memcpy(&count, &f1[payload_offset(f1)], 4);
+        EXPECT_EQ(count, ceil_sum);
+        exceeded += ceil_sum > ke;
     }
+    EXPECT_GT(exceeded, cases.size() / 2);  // the sample: 170 of 192
 }
 
 TEST(ChunkTopk, OneChunkIsExactTopk) {
