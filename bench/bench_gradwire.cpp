@@ -250,10 +250,11 @@ void selections() {
         add("select/chunk_topk_1%_c" + std::to_string(chunk), 4, [chunk](size_t n) {
             auto x = std::make_shared<Buf<float>>(normal(n, 1));
             const uint64_t k = std::max<uint64_t>(1, n / 100);
-            auto idx = std::make_shared<Buf<uint32_t>>(alloc<uint32_t>(gw::chunks::total_k(k, n, chunk)));
+            const gw::chunks::Shares sh(gw::chunks::kRuleExact, k, n, chunk);
+            auto idx = std::make_shared<Buf<uint32_t>>(alloc<uint32_t>(sh.total()));
             auto s = std::make_shared<Buf<uint8_t>>(alloc<uint8_t>(gw::kern::kTopkScratchBytes));
             return [=] {
-                benchmark::DoNotOptimize(gw::chunks::select(x->get(), n, k, chunk, idx->get(), s->get()));
+                benchmark::DoNotOptimize(gw::chunks::select(x->get(), n, sh, idx->get(), s->get()));
             };
         });
 }

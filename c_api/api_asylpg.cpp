@@ -68,6 +68,8 @@ gw_status gw_asylpg_master_snapshot(const gw_asylpg_master* h, float* out, uint6
 
 gw_status gw_asylpg_master_begin_epoch(gw_asylpg_master* h, const float* full_grad, uint64_t n) {
     if (!h || !full_grad) return GW_ERR_NULL_POINTER;
+    if (const gw_status st = h->impl.sequence(gw::AsylpgMaster::Call::kBeginEpoch); st != GW_OK)
+        return st;
     if (n != h->impl.config().n) return GW_ERR_COUNT_MISMATCH;
     return h->impl.begin_epoch(full_grad);
 }
@@ -97,7 +99,7 @@ gw_status gw_asylpg_master_progress(const gw_asylpg_master* h, uint64_t* epoch, 
     if (epoch) *epoch = s.epoch;
     if (inner) *inner = s.inner;
     if (version) *version = s.version;
-    if (running) *running = s.phase;
+    if (running) *running = s.phase.is(gw::kInEpoch);
     return GW_OK;
 }
 
@@ -152,17 +154,15 @@ gw_status gw_asylpg_worker_receive(gw_asylpg_worker* h, const void* frame, size_
 gw_status gw_asylpg_worker_model(const gw_asylpg_worker* h, float* out, uint64_t n,
                                  uint64_t* version) {
     if (!h || !out) return GW_ERR_NULL_POINTER;
-    if (n != h->impl.config().n) return GW_ERR_COUNT_MISMATCH;
-    if (h->impl.scalars().state != 2) return GW_ERR_SEQUENCE;
-    h->impl.model(out);
-    if (version) *version = h->impl.version();
-    return GW_OK;
+    return h->impl.model(out, n, version);
 }
 
 gw_status gw_asylpg_worker_step(gw_asylpg_worker* h, const void* grad_model,
                                 const void* grad_snapshot, gw_dtype dtype, uint64_t n,
                                 void* frame, size_t capacity, size_t* written) {
     if (!h || !grad_model || !grad_snapshot || !frame || !written) return GW_ERR_NULL_POINTER;
+    if (const gw_status st = h->impl.sequence(gw::AsylpgWorker::Call::kStep); st != GW_OK)
+        return st;
     if (!valid_dtype(dtype)) return GW_ERR_INVALID_ARGUMENT;
     if (n != h->impl.config().n) return GW_ERR_COUNT_MISMATCH;
     const size_t in = span_bytes(n, dtype_size(dtype));

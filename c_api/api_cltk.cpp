@@ -61,6 +61,7 @@ gw_status gw_cltk_set_leader(gw_cltk* h, uint32_t leader) {
 
 gw_status gw_cltk_begin(gw_cltk* h, const void* grad, gw_dtype dtype, uint64_t n, float lr) {
     if (!h || !grad) return GW_ERR_NULL_POINTER;
+    if (const gw_status st = h->impl.sequence(gw::Cltk::Call::kBegin); st != GW_OK) return st;
     if (!valid_dtype(dtype)) return GW_ERR_INVALID_ARGUMENT;
     if (n != h->impl.config().n) return GW_ERR_COUNT_MISMATCH;
     return h->impl.begin(grad, dtype, lr);
@@ -74,6 +75,7 @@ gw_status gw_cltk_select(gw_cltk* h, void* frame, size_t capacity, size_t* writt
 gw_status gw_cltk_extract(gw_cltk* h, const void* frame, size_t size, float* values,
                           size_t capacity, size_t* count) {
     if (!h || !count || (!values && capacity) || (!frame && size)) return GW_ERR_NULL_POINTER;
+    if (const gw_status st = h->impl.sequence(gw::Cltk::Call::kExtract); st != GW_OK) return st;
     if (overlaps(frame, size, values, span_bytes(capacity, sizeof(float)))) return GW_ERR_OVERLAP;
     uint64_t c = 0;
     const gw_status st = h->impl.extract(frame, size, values, capacity, &c);
@@ -83,6 +85,7 @@ gw_status gw_cltk_extract(gw_cltk* h, const void* frame, size_t size, float* val
 
 gw_status gw_cltk_apply(gw_cltk* h, const float* summed, size_t count, float* x, uint64_t n) {
     if (!h || (!summed && count)) return GW_ERR_NULL_POINTER;
+    if (const gw_status st = h->impl.sequence(gw::Cltk::Call::kApply); st != GW_OK) return st;
     if (x && n != h->impl.config().n) return GW_ERR_COUNT_MISMATCH;
     if (x && overlaps(summed, span_bytes(count, sizeof(float)), x, span_bytes(n, sizeof(float))))
         return GW_ERR_OVERLAP;

@@ -466,6 +466,7 @@ gw_status gw_server_round(gw_server* s, const void* const* frames, const size_t*
     if (!bad) bad = &bad_local;
     *bad = SIZE_MAX;
     if (!s || !frame || !written || ((!frames || !sizes) && count)) return GW_ERR_NULL_POINTER;
+    if (const gw_status st = s->impl.sequence(gw::EfServer::Call::kRound); st != GW_OK) return st;
     for (size_t j = 0; j < count; ++j) {
         gw_status st = GW_OK;
         if (!frames[j] && sizes[j]) st = GW_ERR_NULL_POINTER;

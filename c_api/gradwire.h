@@ -327,14 +327,16 @@ GW_API gw_status gw_server_load(gw_server *server, const void *blob, size_t size
 /* One round, on every worker (docs/algorithms.md s.4):
  *   gw_cltk_begin    a = m + lr * g
  *   gw_cltk_leader   who selects this round (step mod M, or the override);
- *   gw_cltk_select   the leader only: the index frame of its chunk-wise top-k,
- *                    which the transport broadcasts
+ *   gw_cltk_select   the leader only, once, before its extract: the index
+ *                    frame of its chunk-wise top-k, which the transport
+ *                    broadcasts
  *   gw_cltk_extract  values = a at the frame's indices: a raw float buffer of
  *                    the same length and order on every worker, for an
  *                    ordinary sum all-reduce
  *   gw_cltk_apply    with the summed buffer: x[I] -= sum / M (x optional) and
  *                    m = (1 - beta) m + beta (a - what was sent)
- * A call out of order returns GW_ERR_SEQUENCE and changes nothing. The first
+ * A call out of order returns GW_ERR_SEQUENCE (checked right after NULL
+ * pointers, before the other arguments) and changes nothing. The first
  * warmup_steps rounds are dense: no leader (GW_CLTK_NO_LEADER), extract with
  * no frame gives all n values. Checkpoints are taken between rounds. */
 #define GW_CLTK_OPTIONS_VERSION 1

@@ -60,6 +60,42 @@ inline Vec topk(const Vec& v, uint64_t k, int dtype) {
     return out;
 }
 
+// Entries per chunk of ScaleCom's chunk-wise top-k (docs/algorithms.md s.4),
+// chunks of `chunk` elements (0 or > n: one), k <= n, by the definition of
+// each rule revision: 1, min(c_j, ceil(k c_j / n)); 2 (exactly k),
+// floor(k c_j / n), then one more for the k - sum floor chunks with the
+// largest fractional parts (k c_j mod n), ties to the lower chunk.
+inline std::vector<uint64_t> chunk_shares(uint64_t k, uint64_t n, uint64_t chunk, int revision) {
+    const uint64_t c = chunk == 0 || chunk > n ? n : chunk;
+    std::vector<uint64_t> share, frac, order;
+    uint64_t given = 0;
+    for (uint64_t off = 0; off < n; off += c) {
+        const uint64_t cj = std::min(c, n - off);
+        share.push_back(revision == 1 ? std::min(cj, (k * cj + n - 1) / n) : k * cj / n);
+        frac.push_back(k * cj % n);
+        order.push_back(order.size());
+        given += share.back();
+    }
+    if (revision == 1) return share;
+    std::stable_sort(order.begin(), order.end(),
+                     [&](uint64_t a, uint64_t b) { return frac[a] > frac[b]; });
+    for (uint64_t r = 0; r < k - given; ++r) ++share[order[r]];
+    return share;
+}
+
+// Chunk-wise top-k: ref::topk of each chunk with its share.
+inline Vec chunk_topk(const Vec& x, uint64_t k, uint64_t chunk, int revision, int dtype) {
+    const uint64_t n = x.size(), c = chunk == 0 || chunk > n ? n : chunk;
+    const std::vector<uint64_t> share = chunk_shares(k, n, chunk, revision);
+    Vec out(n, 0.0f);
+    for (uint64_t off = 0, j = 0; off < n; off += c, ++j) {
+        const uint64_t cj = std::min(c, n - off);
+        const Vec sel = topk(Vec(x.begin() + off, x.begin() + off + cj), share[j], dtype);
+        std::copy(sel.begin(), sel.end(), out.begin() + off);
+    }
+    return out;
+}
+
 inline Vec sign(const Vec& v) {
     Vec out(v.size());
     for (size_t i = 0; i < v.size(); ++i) out[i] = v[i] < 0.0f ? -1.0f : 1.0f;

@@ -670,3 +670,62 @@ TEST(Asylpg, QuantizedTrainingConverges) {
 }
 
 }  // namespace
+
+// Issue 20 item 7: out-of-order calls are GW_ERR_SEQUENCE before any check of
+// their arguments (only NULL pointers come earlier), and change nothing.
+TEST(Asylpg, SequenceIsCheckedFirst) {
+    const Problem pr;
+    Opts p;
+    const std::vector<float> x0 = random_floats(kD, 4);
+    gw_asylpg_master* m = make_master(p, x0);
+    Spec q(GW_CODEC_QUANT);
+    gw_asylpg_worker* w = make_worker(q, 3);
+    std::vector<float> out(kD), g(kD, 0.5f);
+    size_t mb = 0, wb = 0, written = 0;
+    unsigned bits = 0;
+    ASSERT_EQ(gw_asylpg_master_frame_bound(m, &mb), GW_OK);
+    ASSERT_EQ(gw_asylpg_worker_frame_bound(w, &wb), GW_OK);
+    std::vector<uint8_t> mf(mb), wf(wb);
+    auto master_blob = [&] { return gwtest::save_with(m, gw_asylpg_master_save_bound, gw_asylpg_master_save); };
+    auto worker_blob = [&] { return gwtest::save_with(w, gw_asylpg_worker_save_bound, gw_asylpg_worker_save); };
+    // Master between epochs: model and push; capacity or content do not matter.
+    EXPECT_EQ(gw_asylpg_master_model(m, mf.data(), 1, &written, &bits), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_asylpg_master_push(m, wf.data(), 3), GW_ERR_SEQUENCE);
+    const auto snap = snapshot(m);
+    ASSERT_EQ(gw_asylpg_master_begin_epoch(m, pr.full(snap.data()).data(), kD), GW_OK);
+    // In an epoch: begin_epoch again, with a wrong count.
+    const auto m_before = master_blob();
+    EXPECT_EQ(gw_asylpg_master_begin_epoch(m, g.data(), kD - 1), GW_ERR_SEQUENCE);
+    EXPECT_EQ(master_blob(), m_before);
+    // Worker without a snapshot, then without a model: wrong counts, dtypes,
+    // overlapping buffers and small capacities all say SEQUENCE.
+    const auto w_before = worker_blob();
+    EXPECT_EQ(gw_asylpg_worker_receive(w, mf.data(), 2), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_asylpg_worker_model(w, out.data(), kD - 1, nullptr), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_asylpg_worker_step(w, g.data(), g.data(), GW_DTYPE_F32, kD - 1, wf.data(), wf.size(),
+                                    &written),
+              GW_ERR_SEQUENCE);
+    EXPECT_EQ(worker_blob(), w_before);
+    ASSERT_EQ(gw_asylpg_worker_set_snapshot(w, snap.data(), kD), GW_OK);
+    EXPECT_EQ(gw_asylpg_worker_model(w, out.data(), kD + 1, nullptr), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_asylpg_worker_step(w, g.data(), g.data(), gw_dtype(9), kD, wf.data(), wf.size(),
+                                    &written),
+              GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_asylpg_worker_step(w, g.data(), g.data(), GW_DTYPE_F32, kD, g.data(), kD * 4,
+                                    &written),
+              GW_ERR_SEQUENCE);  // the frame overlaps the gradients
+    EXPECT_EQ(gw_asylpg_worker_step(w, g.data(), g.data(), GW_DTYPE_F32, kD, wf.data(), 1, &written),
+              GW_ERR_SEQUENCE);
+    // With a model every call goes through, and argument errors are theirs.
+    const auto model = model_frame(m, &bits);
+    ASSERT_EQ(gw_asylpg_worker_receive(w, model.data(), model.size()), GW_OK);
+    EXPECT_EQ(gw_asylpg_worker_model(w, out.data(), kD + 1, nullptr), GW_ERR_COUNT_MISMATCH);
+    uint64_t version = 9;
+    EXPECT_EQ(gw_asylpg_worker_model(w, out.data(), kD, &version), GW_OK);
+    EXPECT_EQ(version, 0u);
+    EXPECT_EQ(gw_asylpg_worker_step(w, g.data(), g.data(), GW_DTYPE_F32, kD, wf.data(), 1, &written),
+              GW_ERR_BUFFER_TOO_SMALL);
+    EXPECT_EQ(gw_asylpg_master_begin_epoch(m, g.data(), kD - 1), GW_ERR_SEQUENCE);
+    gw_asylpg_worker_free(w);
+    gw_asylpg_master_free(m);
+}

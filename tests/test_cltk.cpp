@@ -54,17 +54,13 @@ struct RefWorker {
     Vec m, a;
 };
 
-// Indices of the chunk-wise top-k of a (k_j = min(c_j, ceil(k c_j / n))),
-// from a stable sort per chunk; zeros are not selected.
+// Indices of the chunk-wise top-k of a (exactly k: ref::chunk_shares,
+// revision 2), from a stable sort per chunk; zeros are not selected.
 std::vector<uint32_t> ref_select(const Vec& a, uint64_t k, uint64_t chunk) {
-    const uint64_t n = a.size(), c = chunk == 0 || chunk > n ? n : chunk;
+    const Vec sel = ref::chunk_topk(a, k, chunk, 2, 1);
     std::vector<uint32_t> out;
-    for (uint64_t off = 0; off < n; off += c) {
-        const uint64_t cj = std::min(c, n - off), kj = std::min(cj, (k * cj + n - 1) / n);
-        const Vec sel = ref::topk(Vec(a.begin() + off, a.begin() + off + cj), kj, 1);
-        for (uint64_t i = 0; i < cj; ++i)
-            if (sel[i] != 0.0f) out.push_back(uint32_t(off + i));
-    }
+    for (size_t i = 0; i < a.size(); ++i)
+        if (sel[i] != 0.0f) out.push_back(uint32_t(i));
     return out;
 }
 
@@ -431,4 +427,165 @@ TEST(Cltk, CheckpointsRestoreBitIdentically) {
             ASSERT_TRUE(bits_equal(a[r]->memory(n), b[r]->memory(n)));
         }
     }
+}
+
+// Issue 20: the leader's index frame holds exactly k entries (it held 143
+// for n = 1000, k = 10, chunks of 7), so every worker extracts k values.
+// Handles of the first rule (revision 1) keep its frames and checkpoints:
+// their blobs load into revision 1 handles only.
+TEST(Cltk, ExactlyKValuesAndRevisionOneCheckpoints) {
+    const uint64_t n = 1000;
+    Spec rev1 = index_spec(10, 7);
+    rev1.set(GW_PARAM_REVISION, 1);
+    for (int rev : {2, 1}) {
+        SCOPED_TRACE(rev);
+        const Spec s = rev == 2 ? index_spec(10, 7) : rev1;
+        Handle h(n, 1, 0, 1.0f, 0, s), fresh(n, 1, 0, 1.0f, 0, s), other(n, 1, 0, 1.0f, 0,
+                                                                          rev == 2 ? rev1 : index_spec(10, 7));
+        const Vec g = random_floats(n, 42);
+        size_t fb = 0, w = 0, count = 0;
+        ASSERT_EQ(gw_cltk_index_frame_bound(h.h, &fb), GW_OK);
+        std::vector<uint8_t> frame(fb);
+        Vec vals(n);
+        ASSERT_EQ(gw_cltk_begin(h.h, g.data(), GW_DTYPE_F32, n, 0.1f), GW_OK);
+        ASSERT_EQ(gw_cltk_select(h.h, frame.data(), frame.size(), &w), GW_OK);
+        ASSERT_EQ(gw_cltk_extract(h.h, frame.data(), w, vals.data(), n, &count), GW_OK);
+        EXPECT_EQ(count, rev == 2 ? 10u : 143u);
+        ASSERT_EQ(gw_cltk_apply(h.h, vals.data(), count, nullptr, 0), GW_OK);
+        const auto blob = h.save();
+        EXPECT_EQ(gw_cltk_load(other.h, blob.data(), blob.size()), GW_ERR_STATE_MISMATCH);
+        ASSERT_EQ(gw_cltk_load(fresh.h, blob.data(), blob.size()), GW_OK);
+        EXPECT_EQ(fresh.save(), blob);
+    }
+}
+
+// Issue 20 item 7: a call out of order is GW_ERR_SEQUENCE before any check of
+// its arguments (only NULL pointers come earlier), and changes nothing: the
+// handle then runs the round exactly as a twin that never saw those calls.
+TEST(Cltk, SequenceIsCheckedFirstAndChangesNothing) {
+    const uint64_t n = 100;
+    const Spec s = index_spec(10, 30);
+    Handle a(n, 2, 0, 0.5f, 0, s), twin(n, 2, 0, 0.5f, 0, s), b(n, 2, 1, 0.5f, 0, s);
+    const Vec g = random_floats(n, 3);
+    size_t fb = 0, w = 0, w2 = 0, count = 0;
+    ASSERT_EQ(gw_cltk_index_frame_bound(a.h, &fb), GW_OK);
+    std::vector<uint8_t> frame(fb), frame2(fb);
+    Vec vals(n), x(n, 1.0f);
+    // Idle: wrong arguments to later calls still say SEQUENCE.
+    EXPECT_EQ(gw_cltk_extract(a.h, frame.data(), fb, reinterpret_cast<float*>(frame.data()), 4,
+                              &count),
+              GW_ERR_SEQUENCE);  // overlapping buffers
+    EXPECT_EQ(gw_cltk_apply(a.h, vals.data(), 1, x.data(), n - 1), GW_ERR_SEQUENCE);  // wrong n
+    EXPECT_EQ(gw_cltk_select(a.h, frame.data(), 1, &w), GW_ERR_SEQUENCE);  // capacity too small
+    ASSERT_EQ(gw_cltk_begin(a.h, g.data(), GW_DTYPE_F32, n, 0.1f), GW_OK);
+    ASSERT_EQ(gw_cltk_begin(twin.h, g.data(), GW_DTYPE_F32, n, 0.1f), GW_OK);
+    ASSERT_EQ(gw_cltk_begin(b.h, g.data(), GW_DTYPE_F32, n, 0.1f), GW_OK);
+    // Begun: a second begin with a wrong n or dtype, a leader change with a
+    // rank out of range, the leader extracting before it selected.
+    EXPECT_EQ(gw_cltk_begin(a.h, g.data(), GW_DTYPE_F32, n - 1, 0.1f), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_begin(a.h, g.data(), gw_dtype(77), n, 0.1f), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_set_leader(a.h, 5), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_extract(a.h, frame.data(), fb, vals.data(), n, &count), GW_ERR_SEQUENCE);
+    ASSERT_EQ(gw_cltk_select(a.h, frame.data(), fb, &w), GW_OK);
+    ASSERT_EQ(gw_cltk_select(twin.h, frame2.data(), fb, &w2), GW_OK);
+    // Selected: a second select, with room or without.
+    EXPECT_EQ(gw_cltk_select(a.h, frame.data(), fb, &w), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_select(a.h, frame.data(), fb - 1, &w), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_apply(a.h, vals.data(), 10, x.data(), n), GW_ERR_SEQUENCE);
+    // Not the leader: select is out of order whatever the capacity.
+    EXPECT_EQ(gw_cltk_select(b.h, frame.data(), 1, &w), GW_ERR_SEQUENCE);
+    frame.resize(w);
+    frame2.resize(w2);
+    ASSERT_EQ(frame, frame2);
+    Vec va(n), vt(n), xa(n, 1.0f), xt(n, 1.0f);
+    ASSERT_EQ(gw_cltk_extract(a.h, frame.data(), w, va.data(), n, &count), GW_OK);
+    ASSERT_EQ(count, 10u);
+    ASSERT_EQ(gw_cltk_extract(twin.h, frame2.data(), w2, vt.data(), n, &count), GW_OK);
+    // Extracted: extract again, begin, select.
+    EXPECT_EQ(gw_cltk_extract(a.h, frame.data(), w, va.data(), n, &count), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_begin(a.h, g.data(), GW_DTYPE_F32, n - 1, 0.1f), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_cltk_select(a.h, frame.data(), 1, &w), GW_ERR_SEQUENCE);
+    ASSERT_EQ(gw_cltk_apply(a.h, va.data(), count, xa.data(), n), GW_OK);
+    ASSERT_EQ(gw_cltk_apply(twin.h, vt.data(), count, xt.data(), n), GW_OK);
+    EXPECT_TRUE(bits_equal(va, vt));
+    EXPECT_TRUE(bits_equal(xa, xt));
+    EXPECT_EQ(a.save(), twin.save());
+}
+
+// Issue 20 item 6: begin refuses a = m + lr g that is not finite: NONFINITE
+// for a non-finite gradient, OVERFLOW for finite inputs (lr g alone, or m
+// plus a finite lr g), and changes nothing.
+TEST(Cltk, BeginRefusesAnOverflowingAccumulator) {
+    const uint64_t n = 8;
+    const Spec s = index_spec(0, 0);  // k = 0: nothing is sent, m keeps a
+    Handle h(n, 1, 0, 1.0f, 0, s);
+    Vec g(n, 1.0f), vals(n);
+    g[5] = 3e38f;
+    size_t fb = 0, w = 0, count = 0;
+    ASSERT_EQ(gw_cltk_index_frame_bound(h.h, &fb), GW_OK);
+    std::vector<uint8_t> frame(fb);
+    const auto before = h.save();
+    EXPECT_EQ(gw_cltk_begin(h.h, g.data(), GW_DTYPE_F32, n, 10.0f), GW_ERR_OVERFLOW);  // lr g
+    EXPECT_EQ(h.save(), before);
+    // One round leaves m[5] = 3e38; then m + lr g (lr g finite) overflows.
+    ASSERT_EQ(gw_cltk_begin(h.h, g.data(), GW_DTYPE_F32, n, 1.0f), GW_OK);
+    ASSERT_EQ(gw_cltk_select(h.h, frame.data(), fb, &w), GW_OK);
+    ASSERT_EQ(gw_cltk_extract(h.h, frame.data(), w, vals.data(), n, &count), GW_OK);
+    ASSERT_EQ(count, 0u);
+    ASSERT_EQ(gw_cltk_apply(h.h, vals.data(), 0, nullptr, 0), GW_OK);
+    EXPECT_EQ(h.memory(n)[5], 3e38f);
+    const auto mid = h.save();
+    EXPECT_EQ(gw_cltk_begin(h.h, g.data(), GW_DTYPE_F32, n, 1.0f), GW_ERR_OVERFLOW);
+    Vec bad = g;
+    bad[0] = INFINITY;
+    EXPECT_EQ(gw_cltk_begin(h.h, bad.data(), GW_DTYPE_F32, n, 1.0f), GW_ERR_NONFINITE);
+    std::vector<uint16_t> half(n, 0x7C00);  // +Inf in f16
+    EXPECT_EQ(gw_cltk_begin(h.h, half.data(), GW_DTYPE_F16, n, 1.0f), GW_ERR_NONFINITE);
+    EXPECT_EQ(h.save(), mid);
+    // Still idle: a round with a smaller gradient goes through.
+    Vec small(n, 1.0f);
+    small[5] = -3e38f;
+    EXPECT_EQ(gw_cltk_begin(h.h, small.data(), GW_DTYPE_F32, n, 1.0f), GW_OK);
+}
+
+// Old checkpoints still load: tests/vectors/state/cltk_index_r1_m2.state.hex
+// was written by the code before GW_PARAM_REVISION existed (be937d1). The
+// same history on revision 1 handles writes it byte for byte, it loads into
+// a fresh revision 1 handle and continues as the original; a handle of the
+// default revision refuses it (another configuration).
+TEST(Cltk, RevisionOneBlobOfTheOldCodeLoads) {
+    const uint64_t n = 50;
+    bool ok = false;
+    const auto gold = gwtest::read_hex(std::string(GW_SOURCE_DIR) +
+                                       "/tests/vectors/state/cltk_index_r1_m2.state.hex", &ok);
+    ASSERT_TRUE(ok);
+    Spec rev1 = index_spec(6, 7);
+    rev1.set(GW_PARAM_REVISION, 1);
+    auto val = [](unsigned i, unsigned s) {
+        return float(int((i * 37u + s * 11u) % 101u) - 50) * 0.03125f;
+    };
+    Handle h0(n, 2, 0, 0.5f, 0, rev1, 4), h1(n, 2, 1, 0.5f, 0, rev1, 4);
+    Handle* hs[2] = {&h0, &h1};
+    std::vector<uint8_t> frame(4096);
+    for (unsigned t = 0; t < 3; ++t) {
+        Vec x(n), vals[2] = {Vec(n), Vec(n)}, sum(n);
+        for (unsigned r = 0; r < 2; ++r) {
+            for (unsigned i = 0; i < n; ++i) x[i] = val(i, 10 + t * 2 + r);
+            ASSERT_EQ(gw_cltk_begin(hs[r]->h, x.data(), GW_DTYPE_F32, n, 0.1f), GW_OK);
+        }
+        uint32_t leader = 0;
+        size_t w = 0, cnt = 0;
+        ASSERT_EQ(gw_cltk_leader(h0.h, &leader), GW_OK);
+        ASSERT_EQ(gw_cltk_select(hs[leader]->h, frame.data(), frame.size(), &w), GW_OK);
+        for (unsigned r = 0; r < 2; ++r)
+            ASSERT_EQ(gw_cltk_extract(hs[r]->h, frame.data(), w, vals[r].data(), n, &cnt), GW_OK);
+        for (size_t j = 0; j < cnt; ++j) sum[j] = vals[0][j] + vals[1][j];
+        for (unsigned r = 0; r < 2; ++r)
+            ASSERT_EQ(gw_cltk_apply(hs[r]->h, sum.data(), cnt, nullptr, 0), GW_OK);
+    }
+    EXPECT_EQ(h0.save(), gold);
+    Handle fresh(n, 2, 0, 0.5f, 0, rev1, 4), current(n, 2, 0, 0.5f, 0, index_spec(6, 7), 4);
+    ASSERT_EQ(gw_cltk_load(fresh.h, gold.data(), gold.size()), GW_OK);
+    EXPECT_TRUE(bits_equal(fresh.memory(n), h0.memory(n)));
+    EXPECT_EQ(gw_cltk_load(current.h, gold.data(), gold.size()), GW_ERR_STATE_MISMATCH);
 }

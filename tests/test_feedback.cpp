@@ -852,3 +852,40 @@ TEST(Worker, GradientInsideTheFrameBufferIsRejected) {
     ASSERT_EQ(gw_worker_step_count(w.h, &steps), GW_OK);
     EXPECT_EQ(steps, 0u);
 }
+
+// Issue 20 item 7: the server's phase (from its push count) is checked
+// before any argument: a whole round mid-round is SEQUENCE even with a frame
+// overlapping the output or a small capacity; a step before M pushes is
+// SEQUENCE whatever its lr or capacity. Nothing changes.
+TEST(Server, SequenceIsCheckedFirst) {
+    const size_t n = 40;
+    const uint32_t M = 2;
+    Server a(n, 0, n, M, codec(GW_CODEC_SCALED_SIGN), 1), twin(n, 0, n, M, codec(GW_CODEC_SCALED_SIGN), 1);
+    const auto f1 = gwtest::encode(codec(GW_CODEC_SCALED_SIGN), random_floats(n, 1));
+    const auto f2 = gwtest::encode(codec(GW_CODEC_SCALED_SIGN), random_floats(n, 2));
+    ASSERT_EQ(gw_server_push(a.h, f1.data(), f1.size()), GW_OK);
+    ASSERT_EQ(gw_server_push(twin.h, f1.data(), f1.size()), GW_OK);
+    const auto before = gwtest::save(a.h);
+    std::vector<uint8_t> out(a.frame.size() + f1.size());
+    std::copy(f1.begin(), f1.end(), out.begin());
+    const void* frames[2] = {out.data(), f2.data()};  // frame 0 inside the output
+    const size_t sizes[2] = {f1.size(), f2.size()};
+    size_t written = 0, bad = 7;
+    EXPECT_EQ(gw_server_round(a.h, frames, sizes, 2, 0.1f, out.data(), out.size(), &written, &bad),
+              GW_ERR_SEQUENCE);
+    EXPECT_EQ(bad, SIZE_MAX);
+    EXPECT_EQ(gw_server_round(a.h, frames, sizes, 2, 0.1f, out.data(), 1, &written, &bad),
+              GW_ERR_SEQUENCE);
+    EXPECT_EQ(gw_server_step(a.h, NAN, out.data(), 1, &written), GW_ERR_SEQUENCE);
+    EXPECT_EQ(gwtest::save(a.h), before);
+    ASSERT_EQ(gw_server_push(a.h, f2.data(), f2.size()), GW_OK);
+    ASSERT_EQ(gw_server_push(twin.h, f2.data(), f2.size()), GW_OK);
+    EXPECT_EQ(gw_server_push(a.h, nullptr, 0), GW_ERR_SEQUENCE);  // a full round, an empty frame
+    ASSERT_EQ(a.step(0.1f), GW_OK);
+    ASSERT_EQ(twin.step(0.1f), GW_OK);
+    EXPECT_EQ(a.frame, twin.frame);
+    // A fresh round: now the overlap is the frame's fault.
+    EXPECT_EQ(gw_server_round(a.h, frames, sizes, 2, 0.1f, out.data(), out.size(), &written, &bad),
+              GW_ERR_OVERLAP);
+    EXPECT_EQ(bad, 0u);
+}

@@ -493,3 +493,22 @@ TEST(Lags, SmaxAndDeltaHandCases) {
     EXPECT_EQ(gw_sparsity_delta(xb, 2, 4, 1, &d), GW_ERR_NONFINITE);
     EXPECT_EQ(gw_sparsity_delta(xs, 2, 4, 5, &d), GW_ERR_INVALID_ARGUMENT);
 }
+
+// Issue 20: a layer with the chunk-wise top-k sends exactly k_l entries
+// (the first rule sent up to k_l + chunks - 1), whatever k_l the plan sets.
+TEST(Lags, ChunkTopkLayerSendsExactlyKl) {
+    const uint64_t n = 1000;
+    Spec s(GW_CODEC_CHUNK_TOPK);
+    s.set(GW_PARAM_K, 10).set(GW_PARAM_CHUNK_SIZE, 7).set(GW_PARAM_ZSTD, 0);
+    Layer l(n, s);
+    for (uint64_t k : {10u, 1u, 37u, 999u, 1000u}) {
+        SCOPED_TRACE(k);
+        ASSERT_EQ(gw_lags_layer_set_k(l.h, k), GW_OK);
+        Vec g = random_floats(n, uint32_t(k));
+        for (float& v : g)
+            if (v == 0.0f) v = 1.0f;
+        ASSERT_EQ(l.step(g, 0.1f), GW_OK);
+        const Vec d = gwtest::decode(l.frame, n);
+        EXPECT_EQ(uint64_t(std::count_if(d.begin(), d.end(), [](float v) { return v != 0.0f; })), k);
+    }
+}

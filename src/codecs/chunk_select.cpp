@@ -5,21 +5,14 @@
 
 namespace gw::chunks {
 
-uint64_t total_k(uint64_t k, uint64_t n, uint64_t c) {
-    if (n == 0) return 0;
-    c = chunk_len(c, n);
-    const uint64_t full = n / c, rest = n % c;
-    return full * chunk_k(k, n, c) + (rest ? chunk_k(k, n, rest) : 0);
-}
-
-uint64_t select(const float* x, uint64_t n, uint64_t k, uint64_t c, uint32_t* idx, void* work) {
-    if (n == 0 || k == 0) return 0;
+uint64_t select(const float* x, uint64_t n, const Shares& s, uint32_t* idx, void* work) {
+    if (n == 0 || s.total() == 0) return 0;
     const kern::Table& t = kern::active();
-    c = chunk_len(c, n);
+    const uint64_t c = s.chunk();
     uint64_t w = 0;
-    for (uint64_t off = 0; off < n; off += c) {
+    for (uint64_t off = 0, j = 0; off < n; off += c, ++j) {
         const uint64_t cj = n - off < c ? n - off : c;
-        const uint64_t kj = chunk_k(k, n, cj);
+        const uint64_t kj = s(j);
         t.topk_select(x + off, cj, kj, idx + w, work, kern::kTopkScratchBytes);
         // Chunk-local indices become tensor indices (off + cj <= n < 2^32).
         for (uint64_t i = w; i < w + kj; ++i) idx[i] += static_cast<uint32_t>(off);
@@ -28,9 +21,9 @@ uint64_t select(const float* x, uint64_t n, uint64_t k, uint64_t c, uint32_t* id
     return w;
 }
 
-gw_status check_counts(const uint8_t* planes, uint64_t nnz, uint64_t n, uint64_t k, uint64_t c) {
-    if (nnz == 0) return GW_OK;
-    c = chunk_len(c, n);
+gw_status check_counts(const uint8_t* planes, uint64_t nnz, uint64_t n, const Shares& s) {
+    if (nnz == 0 || n == 0) return GW_OK;
+    const uint64_t c = s.chunk();
     uint64_t chunk = 0, in_chunk = 0;
     bool ok = true;
     sparse::for_each_index(planes, nnz, [&](uint64_t, uint64_t cnt, const uint32_t* idx) {
@@ -40,9 +33,7 @@ gw_status check_counts(const uint8_t* planes, uint64_t nnz, uint64_t n, uint64_t
                 chunk = cj_index;
                 in_chunk = 0;
             }
-            const uint64_t off = chunk * c;
-            const uint64_t cj = n - off < c ? n - off : c;
-            ok = ++in_chunk <= chunk_k(k, n, cj);
+            ok = ++in_chunk <= s(chunk);
         }
     });
     return ok ? GW_OK : GW_ERR_FRAME_INDEX;

@@ -25,7 +25,21 @@ struct ParamDef {
     const char* name;    // gw_param_name(); the same for every codec taking the id
     uint8_t wire_bytes;  // 1, 2, 4 or 8: little-endian unsigned on the wire
     int64_t min, max, def;
+    // >= 0: the value a wire form without this parameter means. Such a
+    // parameter comes last (after any other such one) and is added to a codec
+    // that already had frames: the writer omits it when it holds this value,
+    // so frames of the old kind stay byte-identical, and a reader refuses it
+    // written out with this value (one canonical form). -1: always written.
+    int64_t absent = -1;
 };
+
+// A codec's rule revision (GW_PARAM_REVISION): which version of its
+// selection or rounding rule writes and checks the frame. Revision 1 is the
+// codec's first rule and is absent from the wire; a codec whose frames must
+// change appends this parameter last with its newest revision as default.
+constexpr ParamDef revision_param(int64_t newest) {
+    return {GW_PARAM_REVISION, "revision", 1, 1, newest, newest, 1};
+}
 
 struct Codec;
 
@@ -105,8 +119,12 @@ bool params_equal(const CodecParams& a, const CodecParams& b);
 // Value of a parameter the codec takes, or `fallback` if it does not.
 int64_t param_or(const CodecParams& p, int param, int64_t fallback);
 
-// Wire form of the parameters: the declared widths in order.
-size_t params_wire_size(const Codec& c);
+// Wire form of the parameters: the declared widths in order, without the
+// trailing ones that hold their `absent` value.
+size_t params_wire_size(const CodecParams& p);
+// Whether `size` bytes is the wire size of some parameter values of c (all
+// of them, or all but trailing ones that may be absent).
+bool params_wire_size_valid(const Codec& c, size_t size);
 void write_params(const CodecParams& p, uint8_t* out);
 // Parse `size` untrusted bytes: GW_OK or GW_ERR_FRAME_PARAMS.
 gw_status read_params(const Codec& c, const uint8_t* in, size_t size, CodecParams* out);

@@ -1,7 +1,8 @@
 // Chunk-wise top-k (docs/algorithms.md s.4, ScaleCom's selection as a codec):
-// the top k_j = min(c_j, ceil(k * c_j / n)) of every chunk of c = chunk_size
-// elements (codecs/chunk_select.hpp; chunk_size 0 = one chunk, exact top-k).
-// k, value_dtype and zstd as in the topk codec; the payload is the shared
+// the top k_j of every chunk of c = chunk_size elements, k_j by the frame's
+// rule revision (codecs/chunk_select.hpp: 2 = exactly k in all, 1 = the first
+// rule's ceil per chunk; chunk_size 0 = one chunk, exact top-k). k,
+// value_dtype and zstd as in the topk codec; the payload is the shared
 // sparse payload, and the decoder also checks that no chunk holds more than
 // its k_j entries (what no encoder writes, no decoder accepts).
 #include "codecs/chunk_select.hpp"
@@ -13,8 +14,10 @@ namespace gw {
 namespace {
 
 enum { kValueDtype = 3 };  // after k, density_ppm, chunk_size (chunk_select.hpp)
-constexpr ParamDef kParams[] = {sparse::kParamK, sparse::kParamDensity, chunks::kParamChunk,
-                                sparse::kParamValueDtype, sparse::kParamZstd};
+// The revision came later: last, absent from the wire when 1.
+constexpr ParamDef kParams[] = {sparse::kParamK,          sparse::kParamDensity,
+                                chunks::kParamChunk,      sparse::kParamValueDtype,
+                                sparse::kParamZstd,       chunks::kParamRevision};
 
 bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
     if (n > static_cast<uint64_t>(sparse::kMaxN)) return false;
@@ -25,7 +28,8 @@ bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
     if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
-    const uint64_t cap = chunks::max_entries(p, n);
+    const chunks::Shares shares = chunks::shares_of(p, n);
+    const uint64_t cap = shares.total();
     // Scratch: the selection's work area, the indices, the gathered values.
     ScratchLayout at;
     at.add(kern::kTopkScratchBytes);
@@ -34,25 +38,24 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     if (!mem) return GW_ERR_OUT_OF_MEMORY;
     uint32_t* idx = reinterpret_cast<uint32_t*>(mem + at_idx);
     float* val = reinterpret_cast<float*>(mem + at_val);
-    const uint64_t k =
-        chunks::select(x, n, chunks::k_of(p, n), chunks::chunk_of(p), idx, mem);
+    const uint64_t k = chunks::select(x, n, shares, idx, mem);
     sparse::write(p.v[kValueDtype], x, n, idx, val, k, payload, len, residual);
     return GW_OK;
 }
 
 gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
     const int64_t vdt = p.v[kValueDtype];
-    const gw_status st = sparse::check(vdt, chunks::max_entries(p, n), payload, len, n);
+    const chunks::Shares shares = chunks::shares_of(p, n);
+    const gw_status st = sparse::check(vdt, shares.total(), payload, len, n);
     if (st != GW_OK) return st;
     const uint64_t nnz = load_le<uint32_t>(payload);
-    return chunks::check_counts(payload + 4 + nnz * sparse::value_size(vdt), nnz, n,
-                                chunks::k_of(p, n), chunks::chunk_of(p));
+    return chunks::check_counts(payload + 4 + nnz * sparse::value_size(vdt), nnz, n, shares);
 }
 
 }  // namespace
 
 extern const Codec kChunkTopkCodec = {
-    GW_CODEC_CHUNK_TOPK, "chunk_topk", kParams, 5, nullptr, max_payload, encode, check,
+    GW_CODEC_CHUNK_TOPK, "chunk_topk", kParams, 6, nullptr, max_payload, encode, check,
     sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr, nullptr};
 
 }  // namespace gw

@@ -1,5 +1,6 @@
 // Index-only frames (docs/wire-format.md): the indices of the chunk-wise
-// top-k of x (codecs/chunk_select.hpp; chunk_size 0 = exact top-k), without
+// top-k of x (codecs/chunk_select.hpp, its rule revisions; chunk_size 0 =
+// exact top-k), without
 // values. This is CLT-k's leader message: every worker then reads its own
 // values at those indices (feedback/cltk.hpp). Entries where x is zero carry
 // no selection and are dropped, so a frame decodes to a 0/1 mask whose
@@ -16,9 +17,10 @@
 namespace gw {
 namespace {
 
-// k, density_ppm, chunk_size (chunk_select.hpp), zstd.
+// k, density_ppm, chunk_size (chunk_select.hpp), zstd; the revision came
+// later: last, absent from the wire when 1.
 constexpr ParamDef kParams[] = {sparse::kParamK, sparse::kParamDensity, chunks::kParamChunk,
-                                sparse::kParamZstd};
+                                sparse::kParamZstd, chunks::kParamRevision};
 
 bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
     if (n > static_cast<uint64_t>(sparse::kMaxN)) return false;
@@ -29,15 +31,15 @@ bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
     if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
-    const uint64_t cap = chunks::max_entries(p, n);
+    const chunks::Shares shares = chunks::shares_of(p, n);
+    const uint64_t cap = shares.total();
     ScratchLayout at;
     at.add(kern::kTopkScratchBytes);
     const size_t at_idx = at.add(cap * 4);
     uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(at.bytes()));
     if (!mem) return GW_ERR_OUT_OF_MEMORY;
     uint32_t* idx = reinterpret_cast<uint32_t*>(mem + at_idx);
-    const uint64_t k =
-        chunks::select(x, n, chunks::k_of(p, n), chunks::chunk_of(p), idx, mem);
+    const uint64_t k = chunks::select(x, n, shares, idx, mem);
     uint64_t count = 0;
     for (uint64_t i = 0; i < k; ++i)
         if (x[idx[i]] != 0.0f) idx[count++] = idx[i];
@@ -51,10 +53,11 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
 gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
     if (len < 4) return GW_ERR_FRAME_LENGTH;
     const uint64_t count = load_le<uint32_t>(payload);
-    if (count > chunks::max_entries(p, n) || len != 4 + 4 * count) return GW_ERR_FRAME_LENGTH;
+    const chunks::Shares shares = chunks::shares_of(p, n);
+    if (count > shares.total() || len != 4 + 4 * count) return GW_ERR_FRAME_LENGTH;
     const gw_status st = sparse::check_gaps(payload + 4, count, n);
     if (st != GW_OK) return st;
-    return chunks::check_counts(payload + 4, count, n, chunks::k_of(p, n), chunks::chunk_of(p));
+    return chunks::check_counts(payload + 4, count, n, shares);
 }
 
 // The mask: acc[i] += alpha * 1 at the selected indices (same arithmetic as
@@ -75,7 +78,7 @@ void decode(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t
 
 }  // namespace
 
-extern const Codec kIndexCodec = {GW_CODEC_INDEX, "index", kParams, 4, nullptr, max_payload,
+extern const Codec kIndexCodec = {GW_CODEC_INDEX, "index", kParams, 5, nullptr, max_payload,
                                   encode, check, decode, accumulate, nullptr, nullptr};
 
 void index_payload_indices(const uint8_t* payload, uint32_t* out) {

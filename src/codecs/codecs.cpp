@@ -89,14 +89,38 @@ int64_t param_or(const CodecParams& p, int param, int64_t fallback) {
     return slot < 0 ? fallback : p.v[slot];
 }
 
-size_t params_wire_size(const Codec& c) {
+namespace {
+// Parameters in the wire form of p: all but the trailing run holding their
+// `absent` values.
+size_t params_written(const CodecParams& p) {
+    size_t m = p.codec->num_params;
+    while (m > 0 && p.codec->params[m - 1].absent >= 0 && p.v[m - 1] == p.codec->params[m - 1].absent)
+        --m;
+    return m;
+}
+}  // namespace
+
+size_t params_wire_size(const CodecParams& p) {
     size_t n = 0;
-    for (size_t i = 0; i < c.num_params; ++i) n += c.params[i].wire_bytes;
+    for (size_t i = 0; i < params_written(p); ++i) n += p.codec->params[i].wire_bytes;
     return n;
 }
 
+bool params_wire_size_valid(const Codec& c, size_t size) {
+    // Sizes of the prefixes that may end the wire form: the whole list, and
+    // every shorter one whose omitted parameters may all be absent.
+    size_t full = 0;
+    for (size_t i = 0; i < c.num_params; ++i) full += c.params[i].wire_bytes;
+    for (size_t m = c.num_params;; --m) {
+        if (size == full) return true;
+        if (m == 0 || c.params[m - 1].absent < 0) return false;
+        full -= c.params[m - 1].wire_bytes;
+    }
+}
+
 void write_params(const CodecParams& p, uint8_t* out) {
-    for (size_t i = 0; i < p.codec->num_params; ++i) {
+    const size_t m = params_written(p);
+    for (size_t i = 0; i < m; ++i) {
         const unsigned w = p.codec->params[i].wire_bytes;
         const uint64_t v = static_cast<uint64_t>(p.v[i]);
         for (unsigned b = 0; b < w; ++b) *out++ = static_cast<uint8_t>(v >> (8 * b));
@@ -104,18 +128,26 @@ void write_params(const CodecParams& p, uint8_t* out) {
 }
 
 gw_status read_params(const Codec& c, const uint8_t* in, size_t size, CodecParams* out) {
-    if (size != params_wire_size(c)) return GW_ERR_FRAME_PARAMS;
+    if (!params_wire_size_valid(c, size)) return GW_ERR_FRAME_PARAMS;
     CodecParams p;
     p.codec = &c;
+    size_t used = 0;
     for (size_t i = 0; i < c.num_params; ++i) {
         const ParamDef& d = c.params[i];
+        if (used == size) {  // omitted: valid sizes omit only absent-able ones
+            p.v[i] = d.absent;
+            continue;
+        }
         uint64_t v = 0;
         for (unsigned b = 0; b < d.wire_bytes; ++b) v |= uint64_t(*in++) << (8 * b);
+        used += d.wire_bytes;
         // Ranges are non-negative and below 2^63, so the compare is exact.
         if (v > static_cast<uint64_t>(d.max) || static_cast<int64_t>(v) < d.min)
             return GW_ERR_FRAME_PARAMS;
         p.v[i] = static_cast<int64_t>(v);
     }
+    // An absent-able value written out where the writer omits it: not canonical.
+    if (params_wire_size(p) != size) return GW_ERR_FRAME_PARAMS;
     if (c.validate && c.validate(p) != GW_OK) return GW_ERR_FRAME_PARAMS;
     *out = p;
     return GW_OK;

@@ -97,7 +97,7 @@ gw_status AsylpgMaster::init(const AsylpgMasterConfig& c) {
 }
 
 gw_status AsylpgMaster::begin_epoch(const float* full_grad) {
-    if (s_.phase != 0) return GW_ERR_SEQUENCE;
+    if (const gw_status st = sequence(Call::kBeginEpoch); st != GW_OK) return st;
     const uint64_t n = cfg_.n;
     if (!all_finite(full_grad, n)) return GW_ERR_NONFINITE;
     if (cfg_.variant == kAsylpgAcc) {
@@ -119,13 +119,13 @@ gw_status AsylpgMaster::begin_epoch(const float* full_grad) {
     }
     std::memcpy(full_.get(), full_grad, n * sizeof(float));
     std::memset(sum_.get(), 0, n * sizeof(float));
-    s_.phase = 1;
+    s_.phase.to(kInEpoch);
     s_.inner = 0;
     return GW_OK;
 }
 
 gw_status AsylpgMaster::model(void* frame, size_t capacity, size_t* written, unsigned* bits) {
-    if (s_.phase != 1) return GW_ERR_SEQUENCE;
+    if (const gw_status st = sequence(Call::kModel); st != GW_OK) return st;
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
     const uint64_t n = cfg_.n, tag = frame_tag(cfg_.tensor, s_.version);
     const EncodeCtx ctx{cfg_.seed, s_.version, cfg_.tensor, &ws_.codec};
@@ -155,7 +155,7 @@ gw_status AsylpgMaster::model(void* frame, size_t capacity, size_t* written, uns
 }
 
 gw_status AsylpgMaster::push(const void* data, size_t size) {
-    if (s_.phase != 1) return GW_ERR_SEQUENCE;
+    if (const gw_status st = sequence(Call::kPush); st != GW_OK) return st;
     // Counters a loader accepts must not wrap (the epoch to 0, which it refuses).
     if (s_.version == UINT64_MAX || (s_.inner + 1 == cfg_.epoch_length && s_.epoch == UINT64_MAX))
         return GW_ERR_OVERFLOW;
@@ -213,7 +213,7 @@ gw_status AsylpgMaster::push(const void* data, size_t size) {
             std::memcpy(snap_.get(), x_.get(), n * sizeof(float));
         ++s_.epoch;
         s_.inner = 0;
-        s_.phase = 0;
+        s_.phase.to(kAwaitFullGrad);
     }
     return GW_OK;
 }
@@ -240,7 +240,7 @@ template <class V> void AsylpgMaster::fields(V& v, Scalars& s) {
     v.scalar(kFieldEpoch, s.epoch);
     v.scalar(kFieldInner, s.inner);
     v.scalar(kFieldVersion, s.version);
-    v.scalar(kFieldPhase, s.phase);
+    v.scalar(kFieldPhase, s.phase.raw());
     v.floats(kFieldX, x_.get(), cfg_.n);
     v.floats(kFieldSnap, snap_.get(), cfg_.n);
     v.floats(kFieldFull, full_.get(), cfg_.n);
@@ -269,12 +269,12 @@ gw_status AsylpgWorker::init(const AsylpgWorkerConfig& c) {
 gw_status AsylpgWorker::set_snapshot(const float* snapshot) {
     if (!all_finite(snapshot, cfg_.n)) return GW_ERR_NONFINITE;
     std::memcpy(snap_.get(), snapshot, cfg_.n * sizeof(float));
-    s_.state = 1;
+    s_.state.to(kHasSnapshot);  // a new snapshot: the model must come again
     return GW_OK;
 }
 
 gw_status AsylpgWorker::receive(const void* data, size_t size) {
-    if (s_.state == 0) return GW_ERR_SEQUENCE;
+    if (const gw_status st = sequence(Call::kReceive); st != GW_OK) return st;
     frame::View v;
     const gw_status st = frame::open(data, size, true, ws_.stage, &v);
     if (st != GW_OK) return st;
@@ -285,15 +285,21 @@ gw_status AsylpgWorker::receive(const void* data, size_t size) {
     else
         v.params.codec->decode(v.params, v.payload, v.payload_len, cfg_.n, model_.get());
     s_.version = static_cast<uint32_t>(v.tag);
-    s_.state = 2;
+    s_.state.to(kHasModel);
     return GW_OK;
 }
 
-void AsylpgWorker::model(float* out) const { std::memcpy(out, model_.get(), cfg_.n * sizeof(float)); }
+gw_status AsylpgWorker::model(float* out, uint64_t n, uint64_t* version) const {
+    if (const gw_status st = sequence(Call::kModel); st != GW_OK) return st;
+    if (n != cfg_.n) return GW_ERR_COUNT_MISMATCH;
+    std::memcpy(out, model_.get(), cfg_.n * sizeof(float));
+    if (version) *version = s_.version;
+    return GW_OK;
+}
 
 gw_status AsylpgWorker::step(const void* grad_model, const void* grad_snapshot, gw_dtype dtype,
                              void* frame, size_t capacity, size_t* written) {
-    if (s_.state != 2) return GW_ERR_SEQUENCE;
+    if (const gw_status st = sequence(Call::kStep); st != GW_OK) return st;
     if (s_.steps == UINT64_MAX) return GW_ERR_OVERFLOW;  // the step count would wrap
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
     const uint64_t n = cfg_.n;
@@ -341,7 +347,7 @@ template <class V> void AsylpgWorker::fields(V& v, Scalars& s) {
     codec_fields(v, kFieldCodec, kFieldParams, cfg_.codec);
     v.scalar(kFieldSteps, s.steps);
     v.scalar(kFieldVersion, s.version);
-    v.scalar(kFieldState, s.state);
+    v.scalar(kFieldState, s.state.raw());
     v.floats(kFieldSnap, snap_.get(), cfg_.n);
     v.floats(kFieldModel, model_.get(), cfg_.n);
 }

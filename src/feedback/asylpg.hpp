@@ -34,12 +34,18 @@
 #include <cstdint>
 
 #include "codecs/codec.hpp"
+#include "feedback/machine.hpp"
 #include "feedback/state_blob.hpp"
 #include "util/buffer.hpp"
 
 namespace gw {
 
 enum AsylpgVariant : uint8_t { kAsylpgPlain = 0, kAsylpgAcc = 1 };
+
+// Phases (Phase, feedback/machine.hpp); the values are the integers saved in
+// checkpoints (master field 35, worker field 37).
+enum AsylpgMasterPhase : uint8_t { kAwaitFullGrad = 0, kInEpoch = 1 };
+enum AsylpgWorkerPhase : uint8_t { kNoSnapshot = 0, kHasSnapshot = 1, kHasModel = 2 };
 
 struct AsylpgMasterConfig {
     uint64_t n = 0;
@@ -57,6 +63,12 @@ struct AsylpgMasterConfig {
 class AsylpgMaster {
   public:
     static constexpr blob::Kind kBlobKind = blob::kAsylpgMaster;
+    enum class Call : uint8_t { kBeginEpoch, kModel, kPush };
+    // GW_OK if `c` may come now, else GW_ERR_SEQUENCE: every call checks it
+    // first, and the C layer before it checks the call's arguments.
+    gw_status sequence(Call c) const {
+        return s_.phase.expect(c == Call::kBeginEpoch ? kAwaitFullGrad : kInEpoch);
+    }
 
     gw_status init(const AsylpgMasterConfig& c);
     size_t frame_bound() const { return frame_bound_; }
@@ -75,12 +87,12 @@ class AsylpgMaster {
         uint64_t epoch = 1;    // s
         uint64_t inner = 0;    // updates done in this epoch
         uint64_t version = 0;  // updates done in all
-        uint8_t phase = 0;     // 0: waiting for begin_epoch; 1: inner updates
+        Phase<AsylpgMasterPhase> phase{kAwaitFullGrad};
     };
     Scalars scalars() const { return s_; }
     bool scalars_valid(const Scalars& s) const {
-        return s.epoch >= 1 && s.phase <= 1 && s.inner < cfg_.epoch_length &&
-               (s.phase == 1 || s.inner == 0);
+        return s.epoch >= 1 && s.phase.at_most(kInEpoch) && s.inner < cfg_.epoch_length &&
+               (s.phase.is(kInEpoch) || s.inner == 0);
     }
     void set_scalars(const Scalars& s) { s_ = s; }
     template <class V> void fields(V& v, Scalars& s);
@@ -104,12 +116,19 @@ struct AsylpgWorkerConfig {
 class AsylpgWorker {
   public:
     static constexpr blob::Kind kBlobKind = blob::kAsylpgWorker;
+    enum class Call : uint8_t { kReceive, kModel, kStep };
+    // GW_OK if `c` may come now, else GW_ERR_SEQUENCE (as the master's).
+    gw_status sequence(Call c) const {
+        return c == Call::kReceive ? s_.state.expect(kHasSnapshot, kHasModel)
+                                   : s_.state.expect(kHasModel);
+    }
 
     gw_status init(const AsylpgWorkerConfig& c);
     size_t frame_bound() const { return frame_bound_; }
     gw_status set_snapshot(const float* snapshot);
     gw_status receive(const void* frame, size_t size);
-    void model(float* out) const;
+    // The model received and its version (version may be null).
+    gw_status model(float* out, uint64_t n, uint64_t* version) const;
     uint64_t version() const { return s_.version; }
     gw_status step(const void* grad_model, const void* grad_snapshot, gw_dtype dtype, void* frame,
                    size_t capacity, size_t* written);
@@ -118,10 +137,10 @@ class AsylpgWorker {
     struct Scalars {
         uint64_t steps = 0;
         uint64_t version = 0;
-        uint8_t state = 0;  // 0: no snapshot; 1: snapshot, no model; 2: model received
+        Phase<AsylpgWorkerPhase> state{kNoSnapshot};
     };
     Scalars scalars() const { return s_; }
-    bool scalars_valid(const Scalars& s) const { return s.state <= 2; }
+    bool scalars_valid(const Scalars& s) const { return s.state.at_most(kHasModel); }
     void set_scalars(const Scalars& s) { s_ = s; }
     template <class V> void fields(V& v, Scalars& s);
 

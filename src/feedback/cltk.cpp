@@ -37,15 +37,31 @@ uint32_t Cltk::leader() const {
     return s_.leader != kCltkCyclic ? s_.leader : static_cast<uint32_t>(s_.step % cfg_.workers);
 }
 
+gw_status Cltk::sequence(Call c) const {
+    switch (c) {
+        case Call::kBegin:
+        case Call::kSetLeader:  // the round's leader is fixed once it began
+        case Call::kSave:       // the round's a and I are not saved
+            return phase_.expect(kIdle);
+        case Call::kSelect:
+            return leads() ? phase_.expect(kBegun) : GW_ERR_SEQUENCE;  // once per round
+        case Call::kExtract:
+            return phase_.expect(leads() ? kSelected : kBegun);
+        case Call::kApply:
+            return phase_.expect(kExtracted);
+    }
+    return GW_ERR_SEQUENCE;
+}
+
 gw_status Cltk::set_leader(uint32_t leader) {
+    if (const gw_status st = sequence(Call::kSetLeader); st != GW_OK) return st;
     if (leader != kCltkCyclic && leader >= cfg_.workers) return GW_ERR_INVALID_ARGUMENT;
-    if (phase_ != kIdle) return GW_ERR_SEQUENCE;  // the round's leader is fixed once it began
     s_.leader = leader;
     return GW_OK;
 }
 
 gw_status Cltk::begin(const void* grad, gw_dtype dtype, float lr) {
-    if (phase_ != kIdle) return GW_ERR_SEQUENCE;
+    if (const gw_status st = sequence(Call::kBegin); st != GW_OK) return st;
     if (s_.step == UINT64_MAX) return GW_ERR_OVERFLOW;  // the round's apply would wrap the step count
     if (!(std::isfinite(lr) && lr > 0.0f)) return GW_ERR_INVALID_ARGUMENT;
     const float* g = widen_to_f32(grad, dtype, cfg_.n, ws_.convert);
@@ -56,21 +72,23 @@ gw_status Cltk::begin(const void* grad, gw_dtype dtype, float lr) {
     std::memcpy(a_.get(), m_.get(), cfg_.n * sizeof(float));
     t.axpy(lr, g, a_.get(), cfg_.n);
     if (!t.all_finite(a_.get(), cfg_.n)) return GW_ERR_OVERFLOW;
-    phase_ = kBegun;
+    phase_.to(kBegun);
     return GW_OK;
 }
 
 gw_status Cltk::select(void* frame, size_t capacity, size_t* written) {
-    if (phase_ != kBegun || leader() != cfg_.rank) return GW_ERR_SEQUENCE;
+    if (const gw_status st = sequence(Call::kSelect); st != GW_OK) return st;
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
     const EncodeCtx ctx{0, s_.step, cfg_.tensor, &ws_.codec};
-    return frame::encode(cfg_.index, ctx, frame_tag(cfg_.tensor, s_.step), a_.get(), cfg_.n,
-                         frame, capacity, written, nullptr, ws_.stage);
+    const gw_status st = frame::encode(cfg_.index, ctx, frame_tag(cfg_.tensor, s_.step), a_.get(),
+                                       cfg_.n, frame, capacity, written, nullptr, ws_.stage);
+    if (st == GW_OK) phase_.to(kSelected);
+    return st;
 }
 
 gw_status Cltk::extract(const void* frame, size_t size, float* values, uint64_t capacity,
                         uint64_t* count) {
-    if (phase_ != kBegun) return GW_ERR_SEQUENCE;
+    if (const gw_status st = sequence(Call::kExtract); st != GW_OK) return st;
     const float* a = a_.get();
     if (dense_round()) {
         if (frame || size) return GW_ERR_SEQUENCE;  // no index frame in a warm-up round
@@ -95,12 +113,12 @@ gw_status Cltk::extract(const void* frame, size_t size, float* values, uint64_t 
         dense_ = false;
     }
     *count = count_;
-    phase_ = kExtracted;
+    phase_.to(kExtracted);
     return GW_OK;
 }
 
 gw_status Cltk::apply(const float* summed, uint64_t count, float* x) {
-    if (phase_ != kExtracted) return GW_ERR_SEQUENCE;
+    if (const gw_status st = sequence(Call::kApply); st != GW_OK) return st;
     if (count != count_) return GW_ERR_COUNT_MISMATCH;
     const kern::Table& t = kern::active();
     if (!t.all_finite(summed, count)) return GW_ERR_NONFINITE;
@@ -127,7 +145,7 @@ gw_status Cltk::apply(const float* summed, uint64_t count, float* x) {
         }
     }
     ++s_.step;
-    phase_ = kIdle;
+    phase_.to(kIdle);
     return GW_OK;
 }
 

@@ -8,8 +8,11 @@
 //            transport sums with an ordinary all-reduce
 //   apply    x[I] -= sum / M;  m = (1 - beta) m + beta (a - scatter(s, I))
 //
-// Phases are enforced: a call out of order returns GW_ERR_SEQUENCE and
-// changes nothing; reset_round abandons a round (a transport failure). The
+// Phases (Phase, feedback/machine.hpp): idle -begin-> begun -select (the
+// leader only)-> selected -extract-> extracted -apply-> idle; a worker that
+// does not lead the round (or any worker in a dense round) extracts from
+// begun. A call out of order returns GW_ERR_SEQUENCE before any other check
+// and changes nothing; reset_round abandons a round (a transport failure). The
 // first `warmup` rounds are dense (no leader, no index frame: s = a whole).
 // beta = 1 is plain error feedback (m = a - scatter(s, I), bit for bit).
 // Checkpoints are taken between rounds (GW_ERR_SEQUENCE mid-round: the round
@@ -22,6 +25,7 @@
 #include <memory>
 
 #include "codecs/codec.hpp"
+#include "feedback/machine.hpp"
 #include "feedback/state_blob.hpp"
 #include "util/buffer.hpp"
 #include "util/scratch.hpp"
@@ -43,6 +47,8 @@ struct CltkConfig {
 class Cltk {
   public:
     static constexpr blob::Kind kBlobKind = blob::kCltk;
+    // The calls a round is made of, for sequence().
+    enum class Call : uint8_t { kBegin, kSelect, kExtract, kApply, kSetLeader, kSave };
 
     gw_status init(const CltkConfig& c);
 
@@ -52,6 +58,9 @@ class Cltk {
     // The leader of the current round; kCltkCyclic during a dense warm-up round.
     uint32_t leader() const;
     gw_status set_leader(uint32_t leader);  // a rank, or kCltkCyclic
+    // GW_OK if `c` may come now, else GW_ERR_SEQUENCE: every call checks it
+    // first, and the C layer before it checks the call's arguments.
+    gw_status sequence(Call c) const;
 
     gw_status begin(const void* grad, gw_dtype dtype, float lr);
     gw_status select(void* frame, size_t capacity, size_t* written);
@@ -60,7 +69,7 @@ class Cltk {
                       uint64_t* count);
     // x may be null: only the memory is updated (the caller applies the sum).
     gw_status apply(const float* summed, uint64_t count, float* x);
-    void reset_round() { phase_ = kIdle; }
+    void reset_round() { phase_.to(kIdle); }
 
     uint64_t steps() const { return s_.step; }
     const CltkConfig& config() const { return cfg_; }
@@ -68,7 +77,7 @@ class Cltk {
     // The indices of the last extracted round (all n in a dense round).
     uint64_t index_count() const { return count_; }
     void indices(uint32_t* out) const;
-    bool between_rounds() const { return phase_ == kIdle; }
+    bool between_rounds() const { return sequence(Call::kSave) == GW_OK; }
 
     // Checkpoints (feedback/state_blob.hpp).
     struct Scalars {
@@ -81,13 +90,14 @@ class Cltk {
     }
     void set_scalars(const Scalars& s) {
         s_ = s;
-        phase_ = kIdle;
+        phase_.to(kIdle);
     }
     template <class V> void fields(V& v, Scalars& s);
 
   private:
-    enum Phase { kIdle, kBegun, kExtracted };
+    enum State : uint8_t { kIdle, kBegun, kSelected, kExtracted };  // not saved
     bool dense_round() const { return s_.step < cfg_.warmup; }
+    bool leads() const { return leader() == cfg_.rank; }  // never in a dense round
 
     CltkConfig cfg_;
     size_t frame_bound_ = 0;
@@ -96,7 +106,7 @@ class Cltk {
     std::unique_ptr<uint32_t[], FreeDeleter> idx_;  // this round's indices (kmax_)
     uint64_t count_ = 0;     // entries this round (n when dense)
     bool dense_ = false;     // the extracted round was dense
-    Phase phase_ = kIdle;
+    Phase<State> phase_{kIdle};
     Scalars s_;
     Workspace ws_;
 };

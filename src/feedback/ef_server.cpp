@@ -43,7 +43,7 @@ float EfServer::weight() const {
 }
 
 gw_status EfServer::push(const void* frame, size_t size) {
-    if (s_.pushes >= cfg_.workers) return GW_ERR_SEQUENCE;
+    if (const gw_status st = sequence(Call::kPush); st != GW_OK) return st;
     frame::View v;
     gw_status st = frame::open(frame, size, true, ws_.stage, &v);
     if (st != GW_OK) return st;
@@ -85,7 +85,8 @@ gw_status EfServer::push(const void* frame, size_t size) {
 gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t count,
                           float lr, void* frame, size_t capacity, size_t* written,
                           size_t* bad) {
-    if (s_.pushes != 0 || count != cfg_.workers) return GW_ERR_SEQUENCE;
+    if (const gw_status st = sequence(Call::kRound); st != GW_OK) return st;
+    if (count != cfg_.workers) return GW_ERR_SEQUENCE;  // a round is M frames
     float r = 0.0f;
     gw_status st = s_.clock.rescale(lr, cfg_.error_feedback, &r);
     if (st != GW_OK) return st;
@@ -139,7 +140,7 @@ gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t
 }
 
 gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written) {
-    if (s_.pushes != cfg_.workers) return GW_ERR_SEQUENCE;
+    if (const gw_status st = sequence(Call::kStep); st != GW_OK) return st;
     float r = 0.0f;
     gw_status st = s_.clock.rescale(lr, cfg_.error_feedback, &r);
     if (st != GW_OK) return st;

@@ -39,6 +39,17 @@ struct ServerConfig {
 class EfServer {
   public:
     static constexpr blob::Kind kBlobKind = blob::kServer;
+    enum class Call : uint8_t { kPush, kStep, kRound };
+    // GW_OK if `c` may come now, else GW_ERR_SEQUENCE: every call checks it
+    // first, and the C layer before it checks the call's arguments.
+    gw_status sequence(Call c) const {
+        const Phase<State> p(s_.pushes == 0                ? kEmpty
+                             : s_.pushes < cfg_.workers ? kCollecting
+                                                        : kReady);
+        return c == Call::kPush ? p.expect(kEmpty, kCollecting)
+               : c == Call::kStep ? p.expect(kReady)
+                                  : p.expect(kEmpty);  // a whole round at once
+    }
     // The most workers whose votes or sums are exact in float32 (2^24).
     static constexpr uint32_t kMaxWorkers = 1u << 24;
 
@@ -72,6 +83,8 @@ class EfServer {
     template <class V> void fields(V& v, Scalars& s);
 
   private:
+    // The phase follows from the round's push count (saved as field 34).
+    enum State : uint8_t { kEmpty, kCollecting, kReady };
     bool vote() const { return !cfg_.error_feedback && cfg_.codec.codec->id == GW_CODEC_SIGN; }
     gw_status accept(const frame::View& v) const;
     float weight() const;

@@ -2,8 +2,8 @@
 // (step counter, previous learning rate, the residual rescale r = lr_{t-1} /
 // lr_t), the checkpoint fields they contribute, and the rule that a failing
 // call changes nothing. Checkpoints themselves come from the machine's one
-// field list (feedback/state_blob.hpp); multi-message protocols add a phase
-// to their scalars and answer out-of-order calls with GW_ERR_SEQUENCE.
+// field list (feedback/state_blob.hpp); multi-message protocols keep a
+// Phase and answer out-of-order calls with GW_ERR_SEQUENCE.
 #pragma once
 
 #include <cmath>
@@ -52,6 +52,35 @@ struct Clock {
     bool valid() const { return std::isfinite(lr_prev) && lr_prev >= 0.0f; }
 };
 
+// The named phase of a multi-message protocol. E is an enum over uint8_t
+// whose values are the phase's integer where a checkpoint saves it (never
+// renumber those). A call checks its phase first, before anything about
+// its arguments (only NULL pointers come earlier), and moves on only when
+// it succeeds, so an out-of-order call is GW_ERR_SEQUENCE and changes
+// nothing. A phase derived from a counter is made on the spot: Phase<E>(p).
+template <class E>
+class Phase {
+    static_assert(sizeof(E) == 1, "a phase is saved as one byte");
+
+  public:
+    constexpr Phase(E p = E{}) : raw_(static_cast<uint8_t>(p)) {}
+    E get() const { return static_cast<E>(raw_); }
+    bool is(E p) const { return raw_ == static_cast<uint8_t>(p); }
+    // GW_OK in any of the phases given, GW_ERR_SEQUENCE otherwise.
+    template <class... More>
+    gw_status expect(E p, More... more) const {
+        return is(p) || (... || is(more)) ? GW_OK : GW_ERR_SEQUENCE;
+    }
+    void to(E p) { raw_ = static_cast<uint8_t>(p); }
+    // The saved integer, for a checkpoint's field list; a loader checks it
+    // with at_most() before it commits.
+    uint8_t& raw() { return raw_; }
+    bool at_most(E last) const { return raw_ <= static_cast<uint8_t>(last); }
+
+  private:
+    uint8_t raw_;
+};
+
 // A codec in a checkpoint: its id (u8) then its parameters' wire form, as
 // two consecutive configuration fields.
 template <class V>
@@ -59,7 +88,7 @@ void codec_fields(V& v, uint16_t id_field, uint16_t params_field, const CodecPar
     uint8_t params[kMaxParams * 8];
     write_params(c, params);
     v.config(id_field, static_cast<uint8_t>(c.codec->id));
-    v.config_bytes(params_field, params, params_wire_size(*c.codec));
+    v.config_bytes(params_field, params, params_wire_size(c));
 }
 
 // Tag written into and expected from frames: tensor id and round.

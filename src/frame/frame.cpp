@@ -123,7 +123,7 @@ gw_status read_header(const uint8_t* f, size_t size, Header* h) {
         h->size = kHeaderSize;
     }
     if (h->count > kMaxElements) return GW_ERR_FRAME_LENGTH;
-    if (h->params_len != params_wire_size(*h->codec)) return GW_ERR_FRAME_PARAMS;
+    if (!params_wire_size_valid(*h->codec, h->params_len)) return GW_ERR_FRAME_PARAMS;
     return GW_OK;
 }
 
@@ -139,7 +139,7 @@ bool total_size(const Header& h, size_t* total) {
 bool frame_bound(const CodecParams& p, uint64_t n, size_t* size) {
     uint64_t payload = 0;
     if (n > kMaxElements || !p.codec->max_payload(p, n, &payload)) return false;
-    const uint64_t fixed = kHeaderSize + params_wire_size(*p.codec) + kTrailerSize;
+    const uint64_t fixed = kHeaderSize + params_wire_size(p) + kTrailerSize;
     if (payload > SIZE_MAX - fixed) return false;
     *size = static_cast<size_t>(fixed + payload);
     return true;
@@ -196,7 +196,7 @@ gw_status open(const void* data, size_t size, bool exact, Scratch& stage, View* 
 size_t seal(const CodecParams& p, uint64_t tag, uint64_t n, uint64_t len, uint16_t flags,
             void* out) {
     uint8_t* f = static_cast<uint8_t*>(out);
-    const size_t params_len = params_wire_size(*p.codec);
+    const size_t params_len = params_wire_size(p);
     std::memcpy(f, kMagic, 4);
     f[4] = kVersion;
     f[5] = static_cast<uint8_t>(p.codec->id);

@@ -11,7 +11,8 @@
 //   32    2     codec parameter length P
 //   34    2     reserved, must be 0
 //   36    4     CRC32C of bytes [0, 36): the size fields can be trusted alone
-//   40    P     codec parameters (the codec's declared widths, in order)
+//   40    P     codec parameters (the codec's declared widths, in order;
+//               trailing ones at their `absent` value omitted)
 //   40+P  L     payload; with the zstd flag: u64 raw length R, then one zstd frame
 //   40+P+L 4    CRC32C of bytes [0, 40+P+L)
 //
@@ -59,7 +60,7 @@ gw_status open(const void* data, size_t size, bool exact, Scratch& stage, View* 
 
 // Where the raw payload of a frame with params p starts in `out`.
 inline uint8_t* payload_of(const CodecParams& p, void* out) {
-    return static_cast<uint8_t*>(out) + kHeaderSize + params_wire_size(*p.codec);
+    return static_cast<uint8_t*>(out) + kHeaderSize + params_wire_size(p);
 }
 // Header, parameters and CRCs around a raw payload of `len` bytes already at
 // payload_of(p, out) (for a state machine that writes a codec's payload

@@ -89,7 +89,7 @@ class CodecSpec(_n.CodecSpec):
     """A codec with its parameters: CodecSpec("topk", k=100, value_dtype="f16").
 
     Parameters are named as in the C API (block_size, k, density_ppm,
-    value_dtype, zstd, chunk_size, threshold, sample_ppm, bits, levels, budget); each is checked
+    value_dtype, zstd, chunk_size, threshold, sample_ppm, bits, levels, budget, revision); each is checked
     against the codec's bounds when set.
     """
 
