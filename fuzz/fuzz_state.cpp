@@ -1,9 +1,18 @@
-// Fuzz target: the checkpoint loaders (gw_worker_load, gw_server_load,
-// gw_cltk_load, gw_lags_layer_load, gw_asylpg_master_load, gw_asylpg_worker_load) of
-// every handle configuration in state_configs.h. A blob either loads, saves
-// back to the same bytes and leaves a handle that still steps, or is refused
-// with a GW_ERR_STATE_* status and the handle bit-identical (saved before and
+// Fuzz target: the state machines and their checkpoints, in two modes.
+//
+// An input that starts with the state blob magic "GWST" is a checkpoint: it is
+// loaded (gw_worker_load, gw_server_load, gw_cltk_load, gw_lags_layer_load,
+// gw_asylpg_master_load, gw_asylpg_worker_load) into every handle
+// configuration in state_configs.h. A blob either loads, saves back to the
+// same bytes and leaves a handle that still steps, or is refused with a
+// GW_ERR_STATE_* status and the handle bit-identical (saved before and
 // after). Calls that fail after a load change nothing either.
+//
+// Any other input is a program (state_programs.h): one state machine with a
+// fuzzed configuration and codec parameters, driven through fuzzer-chosen
+// calls in any order with extreme values, checked against a model of the
+// documented phases, and reloaded into a fresh handle after every successful
+// call.
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -11,6 +20,7 @@
 #include "fuzz_check.h"
 #include "gradwire.h"
 #include "state_configs.h"
+#include "state_programs.h"
 
 namespace {
 
@@ -271,6 +281,10 @@ void load_all(const uint8_t* data, size_t size) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    if (size < 4 || std::memcmp(data, "GWST", 4) != 0) {
+        prog::run(data, size);
+        return 0;
+    }
     load_all(data, size);
     if (size >= 4) {
         std::vector<uint8_t> fixed(data, data + size);
