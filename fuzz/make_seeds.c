@@ -289,10 +289,11 @@ static void asylpg_seeds(const char *dir) {
 }
 
 /* Program-mode inputs: selector byte k (state_programs.h: worker, server, CLT-k,
- * LAGS layer, AsyLPG master, AsyLPG worker), then generator bytes. */
+ * LAGS layer, AsyLPG master, AsyLPG worker, fusion buffer), then generator
+ * bytes. */
 static void program_seeds(const char *dir) {
     unsigned k, i, j;
-    for (k = 0; k < 6; ++k)
+    for (k = 0; k < 7; ++k)
         for (i = 0; i < 4; ++i) {
             unsigned char p[160];
             unsigned long long x = 0x9E3779B97F4A7C15ull * (k * 4 + i + 1);

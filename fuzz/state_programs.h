@@ -1,6 +1,6 @@
 // fuzz_state's program mode: an input that is not a state blob is a program.
 // Its first byte picks a state machine (worker, server, CLT-k, LAGS layer,
-// AsyLPG master, AsyLPG worker); the next bytes its configuration (n, the
+// AsyLPG master, AsyLPG worker, fusion buffer); the next bytes its configuration (n, the
 // codec and every codec parameter within gw_codec_param_bounds, momentum, mu,
 // error feedback, M, rank, beta, warm-up, tau, bit widths, ...); the rest a
 // sequence of calls in any order, with extreme arguments (values near
@@ -26,8 +26,9 @@
 //    at the start of the round; counters move as documented.
 // A violated check prints the calls made so far, then aborts (FUZZ_CHECK).
 //
-// GW_FUZZ_STATE_ONLY=worker|server|cltk|lags|master|aworker restricts program
-// mode to one machine (for measuring; CI fuzzes all of them).
+// GW_FUZZ_STATE_ONLY=worker,server,cltk,lags,master,aworker,fusion (any)
+// restricts program mode to those machines (for measuring, or to get past a
+// known finding; CI fuzzes all of them).
 #ifndef GW_FUZZ_STATE_PROGRAMS_H
 #define GW_FUZZ_STATE_PROGRAMS_H
 
@@ -399,7 +400,7 @@ bool same(const Blob& a, size_t na, const Blob& b, size_t nb) {
 }
 
 // Every program runs at most this many calls.
-constexpr int kMaxCalls = 24;
+constexpr int kMaxCalls = 16;
 
 // ---------------------------------------------------------------------------
 // Worker: step (f32 and half inputs), patched checkpoints. No phases.
@@ -578,6 +579,9 @@ void run_server(In& in) {
             PCHECK(info.count == o.length && info.tag == GW_TAG(o.tensor, steps));
             uint64_t steps2 = 0;
             PCHECK(gw_server_step_count(h.get(), &steps2) == GW_OK && steps2 == steps + 1);
+            std::vector<float> e(o.length);
+            PCHECK(gw_server_residual(h.get(), e.data(), o.length) == GW_OK);
+            note("  residual %s", fmt_vec(e).c_str());
             pushes = 0;
             reload(h.get(), &twin, create);
             round_start = save(h.get());
@@ -1168,30 +1172,128 @@ void run_aworker(In& in) {
     }
 }
 
-int forced_kind() {
-    static const int kind = [] {
+// ---------------------------------------------------------------------------
+// Fusion buffer: no checkpoint (the buffer holds nothing between iterations,
+// gw_fusion_flush's documentation), but an iteration's phase: a layer once
+// per iteration (else SEQUENCE, before any other check but the layer's
+// range), the flush hint, and a bundle that lists exactly the pending frames
+// by layer; after the flush that follows the iteration's last layer, every
+// layer may be added again.
+void run_fusion(In& in) {
+    gw_fusion_options o;
+    gw_fusion_options_init(&o, GW_FUSION_OPTIONS_VERSION);
+    o.layers = 1 + static_cast<uint32_t>(in.pick(8));
+    static const size_t caps[4] = {size_t(1) << 16, 0, 100, 300};
+    o.capacity = caps[in.pick(4)];
+    note("fusion layers=%u capacity=%zu", o.layers, o.capacity);
+    gw_fusion* raw = nullptr;
+    PCHECK(gw_fusion_create(&raw, &o) == GW_OK);
+    std::unique_ptr<gw_fusion, void (*)(gw_fusion*)> f(raw, gw_fusion_free);
+    std::vector<Blob> pending(o.layers);  // the model: pending frame per layer
+    std::vector<bool> seen(o.layers, false);
+    size_t pending_bytes = 0;
+    for (int call = 0; call < kMaxCalls && !in.empty(); ++call) {
+        size_t count = 0, want = 0;
+        for (const Blob& b : pending) count += !b.empty();
+        PCHECK(gw_fusion_pending(f.get(), &want) == GW_OK && want == count);
+        size_t bsize = 0;
+        PCHECK(gw_fusion_bundle_size(f.get(), &bsize) == GW_OK);
+        const uint8_t op = in.u8() % 4;
+        if (op <= 2) {
+            const uint32_t layer = static_cast<uint32_t>(in.pick(o.layers + 1));
+            Blob fr = encode(in, pick_codec(in), vec(in, 1 + in.pick(6)), GW_TAG(layer, 0), 0);
+            if (fr.empty()) continue;
+            if (in.one_in(8)) fr[in.pick(fr.size())] ^= 0x40;  // a damaged frame
+            int flush = -1;
+            const gw_status st = gw_fusion_add(f.get(), layer, fr.data(), fr.size(), &flush);
+            note("gw_fusion_add(layer %u, %zu bytes) -> %s, flush %d", layer, fr.size(), sname(st), flush);
+            if (layer >= o.layers) {
+                PCHECK(st == GW_ERR_INVALID_ARGUMENT);
+            } else if (seen[layer]) {
+                PCHECK(st == GW_ERR_SEQUENCE);
+            } else {
+                PCHECK(st != GW_ERR_SEQUENCE);
+                if (st == GW_OK) {
+                    seen[layer] = true;
+                    pending[layer] = fr;
+                    pending_bytes += fr.size();
+                    bool all = true;
+                    for (bool b : seen) all = all && b;
+                    PCHECK(flush == (pending_bytes >= o.capacity || all ? 1 : 0));
+                }
+            }
+            if (st != GW_OK) {
+                size_t b2 = 0;
+                PCHECK(gw_fusion_bundle_size(f.get(), &b2) == GW_OK && b2 == bsize);
+            }
+        } else {
+            const size_t cap = in.one_in(8) ? bsize - 1 : bsize;
+            Blob out(bsize);
+            size_t written = 0;
+            const gw_status st = gw_fusion_flush(f.get(), out.data(), cap, &written);
+            note("gw_fusion_flush(capacity %zu of %zu) -> %s", cap, bsize, sname(st));
+            if (cap < bsize) {
+                PCHECK(st == GW_ERR_BUFFER_TOO_SMALL);
+                continue;
+            }
+            PCHECK(st == GW_OK && written == bsize);
+            std::vector<gw_bundle_entry> e(count + 1);
+            size_t listed = 0;
+            PCHECK(gw_bundle_frames(out.data(), written, e.data(), e.size(), &listed) == GW_OK);
+            PCHECK(listed == count);
+            size_t j = 0;
+            for (uint32_t l = 0; l < o.layers; ++l) {
+                if (pending[l].empty()) continue;
+                PCHECK(e[j].layer == l && e[j].size == pending[l].size() &&
+                       std::memcmp(out.data() + e[j].offset, pending[l].data(), e[j].size) == 0);
+                ++j;
+                pending[l].clear();
+            }
+            pending_bytes = 0;
+            bool all = true;
+            for (bool b : seen) all = all && b;
+            if (all) seen.assign(o.layers, false);
+        }
+    }
+}
+
+// GW_FUZZ_STATE_ONLY: the machines program mode may pick (all when unset).
+const std::vector<int>& allowed_kinds() {
+    static const std::vector<int> kinds = [] {
+        static const char* names[7] = {"worker", "server", "cltk", "lags", "master", "aworker", "fusion"};
+        std::vector<int> k;
         const char* e = std::getenv("GW_FUZZ_STATE_ONLY");
-        if (!e) return -1;
-        static const char* names[6] = {"worker", "server", "cltk", "lags", "master", "aworker"};
-        for (int i = 0; i < 6; ++i)
-            if (std::strcmp(e, names[i]) == 0) return i;
-        return -1;
+        for (int i = 0; i < 7; ++i) {
+            bool listed = !e;
+            for (const char* p = e; p && *p;) {
+                const size_t len = std::strcspn(p, ",");
+                if (len == std::strlen(names[i]) && std::strncmp(p, names[i], len) == 0) listed = true;
+                p += len + (p[len] == ',');
+            }
+            if (listed) k.push_back(i);
+        }
+        if (k.empty()) {
+            fprintf(stderr, "GW_FUZZ_STATE_ONLY names none of worker,server,cltk,lags,master,aworker,fusion\n");
+            std::abort();
+        }
+        return k;
     }();
-    return kind;
+    return kinds;
 }
 
 void run(const uint8_t* data, size_t size) {
     In in{data, size};
     g_trace.clear();
-    int kind = in.u8() % 6;
-    if (forced_kind() >= 0) kind = forced_kind();
+    const std::vector<int>& kinds = allowed_kinds();
+    const int kind = kinds[in.u8() % 7 % kinds.size()];
     switch (kind) {
         case 0: run_worker(in); break;
         case 1: run_server(in); break;
         case 2: run_cltk(in); break;
         case 3: run_lags(in); break;
         case 4: run_master(in); break;
-        default: run_aworker(in); break;
+        case 5: run_aworker(in); break;
+        default: run_fusion(in); break;
     }
 }
 
