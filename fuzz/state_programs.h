@@ -118,6 +118,12 @@ struct In {
             const float v = value();
             const uint8_t signs = u8();
             for (size_t i = 0; i < count; ++i) x[i] = (signs >> (i % 8)) & 1 ? -v : v;
+        } else if (mode == 1) {  // large: +-FLT_MAX * (0.25 .. 1), where sums and differences overflow
+            for (size_t i = 0; i < count; ++i) {
+                const uint8_t b = u8();
+                const float v = FLT_MAX * (0.25f + 0.75f * float(b & 0x7F) / 127.0f);
+                x[i] = b & 0x80 ? -v : v;
+            }
         } else {
             for (size_t i = 0; i < count; ++i) x[i] = value();
         }
@@ -773,6 +779,7 @@ void run_cltk(In& in) {
             allowed = phase == kBegun || phase == kSelected;
             if (st == GW_OK) {
                 PCHECK(c1 == c2 && c1 <= vbound && std::memcmp(v1.data(), v2.data(), c1 * 4) == 0);
+                for (size_t j = 0; j < c1; ++j) PCHECK(std::isfinite(v1[j]));  // a = m + lr g is finite
                 values.assign(v1.begin(), v1.begin() + c1);
                 next = kExtracted;
             }
