@@ -28,7 +28,8 @@
 //
 // GW_FUZZ_STATE_ONLY=worker,server,cltk,lags,master,aworker,fusion (any)
 // restricts program mode to those machines (for measuring, or to get past a
-// known finding; CI fuzzes all of them).
+// known finding; CI fuzzes all of them). GW_FUZZ_STATE_TRACE=1 prints every
+// program's calls, not only a failing one's (to read a replayed input).
 #ifndef GW_FUZZ_STATE_PROGRAMS_H
 #define GW_FUZZ_STATE_PROGRAMS_H
 
@@ -539,7 +540,9 @@ void run_server(In& in) {
         const uint8_t c = in.u8() % 16;
         const uint64_t count = c == 0 ? o.length + 1 : o.length;
         const uint64_t tag = GW_TAG(o.tensor, c == 1 ? step + 1 : step);
-        return encode(in, push_codec, vec(in, count), tag, 0);
+        const std::vector<float> x = vec(in, count);
+        note("push frame of %s", fmt_vec(x).c_str());
+        return encode(in, push_codec, x, tag, 0);
     };
     for (int call = 0; call < kMaxCalls && !in.empty(); ++call) {
         uint64_t steps = 0;
@@ -1302,6 +1305,8 @@ void run(const uint8_t* data, size_t size) {
         case 5: run_aworker(in); break;
         default: run_fusion(in); break;
     }
+    static const bool trace = std::getenv("GW_FUZZ_STATE_TRACE") != nullptr;
+    if (trace) fprintf(stderr, "fuzz_state program:\n%s", g_trace.c_str());
 }
 
 }  // namespace prog
