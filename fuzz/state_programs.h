@@ -681,6 +681,15 @@ CltkView view(const gw_cltk* h, uint64_t n) {
     return v;
 }
 
+// GW_FUZZ_STATE_LAX_CLTK=1 tolerates the CLT-k statuses of issue 20 item 7
+// (out-of-order calls answered with another status than SEQUENCE, a second
+// select answered OK) so that fuzzing gets past them to other findings; the
+// calls must still change nothing. CI never sets it.
+bool lax_cltk_sequence() {
+    static const bool lax = std::getenv("GW_FUZZ_STATE_LAX_CLTK") != nullptr;
+    return lax;
+}
+
 void run_cltk(In& in) {
     gw_cltk_options o;
     gw_cltk_options_init(&o, GW_CLTK_OPTIONS_VERSION);
@@ -848,7 +857,7 @@ void run_cltk(In& in) {
             const bool ok_phase = which == 0 ? phase == kBegun && leader == o.rank
                                   : which == 1 ? phase == kBegun || phase == kSelected
                                                : phase == kExtracted;
-            if (!ok_phase) PCHECK(st == GW_ERR_SEQUENCE);
+            if (!ok_phase && !lax_cltk_sequence()) PCHECK(st == GW_ERR_SEQUENCE);
             if (st == GW_OK) {  // extract of a dense round with capacity 0 cannot succeed (n >= 1)
                 PCHECK(false);
             }
@@ -857,7 +866,13 @@ void run_cltk(In& in) {
         }
         PCHECK(st == st2);
         if (allowed) PCHECK(st != GW_ERR_SEQUENCE);
-        else PCHECK(st == GW_ERR_SEQUENCE);
+        else if (lax_cltk_sequence() && st != GW_ERR_SEQUENCE) {
+            // Tolerated (see lax_cltk_sequence): an out-of-order call refused with
+            // another status, or a second select, must still change nothing.
+            PCHECK(view(h.get(), o.n) == before);
+            if (st == GW_OK) PCHECK(op == 2 && phase == kSelected);
+            continue;
+        } else PCHECK(st == GW_ERR_SEQUENCE);
         if (st != GW_OK) {
             PCHECK(view(h.get(), o.n) == before);
             continue;
