@@ -1,9 +1,18 @@
-// Fuzz target: the checkpoint loaders (gw_worker_load, gw_server_load,
-// gw_cltk_load, gw_lags_layer_load, gw_asylpg_master_load, gw_asylpg_worker_load) of
-// every handle configuration in state_configs.h. A blob either loads, saves
-// back to the same bytes and leaves a handle that still steps, or is refused
-// with a GW_ERR_STATE_* status and the handle bit-identical (saved before and
+// Fuzz target: the state machines and their checkpoints, in two modes.
+//
+// An input that starts with the state blob magic "GWST" is a checkpoint: it is
+// loaded (gw_worker_load, gw_server_load, gw_cltk_load, gw_lags_layer_load,
+// gw_asylpg_master_load, gw_asylpg_worker_load) into every handle
+// configuration in state_configs.h. A blob either loads, saves back to the
+// same bytes and leaves a handle that still steps, or is refused with a
+// GW_ERR_STATE_* status and the handle bit-identical (saved before and
 // after). Calls that fail after a load change nothing either.
+//
+// Any other input is a program (state_programs.h): one state machine with a
+// fuzzed configuration and codec parameters, driven through fuzzer-chosen
+// calls in any order with extreme values, checked against a model of the
+// documented phases, and reloaded into a fresh handle after every successful
+// call.
 #include <cstdint>
 #include <cstring>
 #include <vector>
@@ -11,6 +20,7 @@
 #include "fuzz_check.h"
 #include "gradwire.h"
 #include "state_configs.h"
+#include "state_programs.h"
 
 namespace {
 
@@ -227,42 +237,82 @@ void exercise(gw_asylpg_worker* h) {
                                      frame.size(), &written) == GW_OK);
 }
 
+// The save bounds of every configuration, by blob kind (computed once).
+struct Bounds {
+    std::vector<size_t> of[8];
+    Bounds() {
+        gw_worker* w = nullptr;
+        for (size_t i = 0; fuzz_worker_config(i, &w); ++i) of[1].push_back(bound(w)), gw_worker_free(w);
+        gw_server* s = nullptr;
+        uint32_t tensor = 0;
+        gw_codec_id push_codec;
+        for (size_t i = 0; fuzz_server_config(i, &s, &tensor, &push_codec); ++i)
+            of[2].push_back(bound(s)), gw_server_free(s);
+        gw_cltk* c = nullptr;
+        for (size_t i = 0; fuzz_cltk_config(i, &c); ++i) of[3].push_back(bound(c)), gw_cltk_free(c);
+        gw_lags_layer* l = nullptr;
+        for (size_t i = 0; fuzz_lags_config(i, &l); ++i) of[4].push_back(bound(l)), gw_lags_layer_free(l);
+        gw_asylpg_master* am = nullptr;
+        for (size_t i = 0; fuzz_asylpg_master_config(i, &am); ++i)
+            of[6].push_back(bound(am)), gw_asylpg_master_free(am);
+        gw_asylpg_worker* aw = nullptr;
+        for (size_t i = 0; fuzz_asylpg_worker_config(i, &aw); ++i)
+            of[7].push_back(bound(aw)), gw_asylpg_worker_free(aw);
+    }
+    template <class H> static size_t bound(const H* h) {
+        FUZZ_CHECK(h != nullptr);
+        return save(h).size();
+    }
+};
+
+// A blob goes into the first configuration of every kind (all but its own
+// must refuse it) and into every configuration of its own kind (u16 at
+// offset 6) whose checkpoints have its size (the others refuse it at once).
 void load_all(const uint8_t* data, size_t size) {
+    static const Bounds bounds;
+    const unsigned kind = size >= 8 ? unsigned(data[6] | (data[7] << 8)) : 0;
+    auto want = [&](size_t i, unsigned k) { return i == 0 || (kind == k && bounds.of[k][i] == size); };
     gw_worker* w = nullptr;
-    for (size_t i = 0; fuzz_worker_config(i, &w); ++i) {
-        FUZZ_CHECK(w != nullptr);
+    for (size_t i = 0; i < bounds.of[1].size(); ++i) {
+        if (!want(i, 1)) continue;
+        FUZZ_CHECK(fuzz_worker_config(i, &w) && w != nullptr);
         if (check_load(w, data, size, gw_worker_load)) exercise(w);
         gw_worker_free(w);
     }
     gw_server* s = nullptr;
     uint32_t tensor = 0;
     gw_codec_id push_codec;
-    for (size_t i = 0; fuzz_server_config(i, &s, &tensor, &push_codec); ++i) {
-        FUZZ_CHECK(s != nullptr);
+    for (size_t i = 0; i < bounds.of[2].size(); ++i) {
+        if (!want(i, 2)) continue;
+        FUZZ_CHECK(fuzz_server_config(i, &s, &tensor, &push_codec) && s != nullptr);
         if (check_load(s, data, size, gw_server_load)) exercise(s, tensor, push_codec);
         gw_server_free(s);
     }
     gw_cltk* c = nullptr;
-    for (size_t i = 0; fuzz_cltk_config(i, &c); ++i) {
-        FUZZ_CHECK(c != nullptr);
+    for (size_t i = 0; i < bounds.of[3].size(); ++i) {
+        if (!want(i, 3)) continue;
+        FUZZ_CHECK(fuzz_cltk_config(i, &c) && c != nullptr);
         if (check_load(c, data, size, gw_cltk_load)) exercise(c);
         gw_cltk_free(c);
     }
     gw_lags_layer* l = nullptr;
-    for (size_t i = 0; fuzz_lags_config(i, &l); ++i) {
-        FUZZ_CHECK(l != nullptr);
+    for (size_t i = 0; i < bounds.of[4].size(); ++i) {
+        if (!want(i, 4)) continue;
+        FUZZ_CHECK(fuzz_lags_config(i, &l) && l != nullptr);
         if (check_load(l, data, size, gw_lags_layer_load)) exercise(l);
         gw_lags_layer_free(l);
     }
     gw_asylpg_master* am = nullptr;
-    for (size_t i = 0; fuzz_asylpg_master_config(i, &am); ++i) {
-        FUZZ_CHECK(am != nullptr);
+    for (size_t i = 0; i < bounds.of[6].size(); ++i) {
+        if (!want(i, 6)) continue;
+        FUZZ_CHECK(fuzz_asylpg_master_config(i, &am) && am != nullptr);
         if (check_load(am, data, size, gw_asylpg_master_load)) exercise(am);
         gw_asylpg_master_free(am);
     }
     gw_asylpg_worker* aw = nullptr;
-    for (size_t i = 0; fuzz_asylpg_worker_config(i, &aw); ++i) {
-        FUZZ_CHECK(aw != nullptr);
+    for (size_t i = 0; i < bounds.of[7].size(); ++i) {
+        if (!want(i, 7)) continue;
+        FUZZ_CHECK(fuzz_asylpg_worker_config(i, &aw) && aw != nullptr);
         if (check_load(aw, data, size, gw_asylpg_worker_load)) exercise(aw);
         gw_asylpg_worker_free(aw);
     }
@@ -271,6 +321,10 @@ void load_all(const uint8_t* data, size_t size) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    if (size < 4 || std::memcmp(data, "GWST", 4) != 0) {
+        prog::run(data, size);
+        return 0;
+    }
     load_all(data, size);
     if (size >= 4) {
         std::vector<uint8_t> fixed(data, data + size);

@@ -10,7 +10,10 @@
  *   make_seeds state DIR   checkpoints of every handle configuration fuzz_state
  *                          loads into (state_configs.h), fresh, mid-round and
  *                          after steps (CLT-k: between rounds, where its
- *                          checkpoints are taken).
+ *                          checkpoints are taken), and a few programs for
+ *                          fuzz_state's program mode (state_programs.h): per
+ *                          state machine, its selector byte then bytes from a
+ *                          fixed generator (no hand-made values).
  * File names are stable, so rerunning overwrites instead of adding. */
 #include <stdio.h>
 #include <stdlib.h>
@@ -285,6 +288,26 @@ static void asylpg_seeds(const char *dir) {
     }
 }
 
+/* Program-mode inputs: selector byte k (state_programs.h: worker, server, CLT-k,
+ * LAGS layer, AsyLPG master, AsyLPG worker, fusion buffer), then generator
+ * bytes. */
+static void program_seeds(const char *dir) {
+    unsigned k, i, j;
+    for (k = 0; k < 7; ++k)
+        for (i = 0; i < 4; ++i) {
+            unsigned char p[160];
+            unsigned long long x = 0x9E3779B97F4A7C15ull * (k * 4 + i + 1);
+            char name[64];
+            p[0] = (unsigned char)k;
+            for (j = 1; j < sizeof p; ++j) {
+                x = x * 6364136223846793005ull + 1442695040888963407ull;
+                p[j] = (unsigned char)(x >> 56);
+            }
+            snprintf(name, sizeof name, "prog_%u_%u.bin", k, i);
+            write_file(dir, name, p, sizeof p);
+        }
+}
+
 static void state_seeds(const char *dir) {
     gw_worker *w;
     gw_server *s;
@@ -335,6 +358,7 @@ static void state_seeds(const char *dir) {
     cltk_seeds(dir);
     lags_seeds(dir);
     asylpg_seeds(dir);
+    program_seeds(dir);
 }
 
 /* Bundles of a fusion buffer with `layers` slots, frames added for the listed ones. */
