@@ -33,7 +33,7 @@ gw_status gw_fusion_create(gw_fusion** h, const gw_fusion_options* o) {
 void gw_fusion_free(gw_fusion* h) { delete h; }
 
 gw_status gw_fusion_add(gw_fusion* h, uint32_t layer, const void* frame, size_t size, int* flush) {
-    if (!h || !frame || !flush) return GW_ERR_NULL_POINTER;
+    if (!h || (!frame && size) || !flush) return GW_ERR_NULL_POINTER;
     return h->impl.add(layer, static_cast<const uint8_t*>(frame), size, flush);
 }
 

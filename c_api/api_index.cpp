@@ -10,7 +10,7 @@ extern "C" {
 
 gw_status gw_index_frame_indices(const void* frame, size_t size, uint32_t* idx, size_t capacity,
                                  size_t* count) {
-    if (!frame || !count || (!idx && capacity)) return GW_ERR_NULL_POINTER;
+    if ((!frame && size) || !count || (!idx && capacity)) return GW_ERR_NULL_POINTER;
     gw::frame::View v;
     const gw_status st = gw::frame::open(frame, size, true, gw::thread_workspace().stage, &v);
     if (st != GW_OK) return st;
