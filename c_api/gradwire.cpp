@@ -13,8 +13,8 @@
 #include "frame/frame.hpp"
 #include "frame/many.hpp"
 #include "kernels/kernels.hpp"
-#include "rng.hpp"
 #include "util/bytes.hpp"
+#include "util/shard.hpp"
 
 #define GW_STR2(x) #x
 #define GW_STR(x) GW_STR2(x)
@@ -362,9 +362,7 @@ gw_status gw_shard_range(uint64_t total, uint32_t parts, uint32_t index, uint64_
                          uint64_t* length) {
     if (!offset || !length) return GW_ERR_NULL_POINTER;
     if (parts == 0 || index >= parts || total > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
-    const uint64_t base = total / parts, extra = total % parts;
-    *offset = index * base + (index < extra ? index : extra);
-    *length = base + (index < extra ? 1 : 0);
+    gw::shard_range(total, parts, index, offset, length);
     return GW_OK;
 }
 
@@ -439,20 +437,14 @@ gw_status gw_server_residual(const gw_server* s, float* out, uint64_t n) {
 gw_status gw_rng_u32(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first,
                      uint32_t* out, size_t n) {
     if (!out && n) return GW_ERR_NULL_POINTER;
-    gw::rng_u32(seed, step, tensor, first, out, n);
+    gw::kern::active().rng_u32(seed, step, tensor, first, out, n);
     return GW_OK;
 }
 
 gw_status gw_rng_uniform(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first,
                          float* out, size_t n) {
     if (!out && n) return GW_ERR_NULL_POINTER;
-    uint32_t words[256];
-    for (size_t done = 0; done < n;) {
-        const size_t chunk = n - done < 256 ? n - done : 256;
-        gw::rng_u32(seed, step, tensor, first + done, words, chunk);
-        for (size_t i = 0; i < chunk; ++i) out[done + i] = gw::u32_to_unit_float(words[i]);
-        done += chunk;
-    }
+    gw::kern::rng_uniform(seed, step, tensor, first, out, n);
     return GW_OK;
 }
 
