@@ -16,7 +16,9 @@
  *
  * Adding a call: declare it here and define it in gwb.cpp; SWIG picks it up
  * for every language. New codecs need nothing: ids and parameters are read
- * from the library at run time.
+ * from the library at run time. A new handle class says GWB_HANDLE (below)
+ * with its line's columns from c_api/handles.def, and gets one line in
+ * gradwire.i (GWB_HANDLE_CLASS); tests/plumbing_test.sh checks both.
  */
 #ifndef GRADWIRE_BINDINGS_GWB_HPP
 #define GRADWIRE_BINDINGS_GWB_HPP
