@@ -63,13 +63,21 @@
 }
 %enddef
 GWB_CONSTRUCTOR(CodecSpec)
-GWB_CONSTRUCTOR(Worker)
-GWB_CONSTRUCTOR(Server)
-GWB_CONSTRUCTOR(Cltk)
-GWB_CONSTRUCTOR(LagsLayer)
-GWB_CONSTRUCTOR(AsylpgMaster)
-GWB_CONSTRUCTOR(AsylpgWorker)
-GWB_CONSTRUCTOR(Fusion)
+
+/* The handle classes of gwb.hpp (GWB_HANDLE), one line each: the
+ * constructor's exception path and the language's own handle parts
+ * (GWB_LANGUAGE_HANDLE: python.i, java.i). */
+%define GWB_HANDLE_CLASS(Class)
+GWB_CONSTRUCTOR(Class)
+GWB_LANGUAGE_HANDLE(Class)
+%enddef
+GWB_HANDLE_CLASS(Worker)
+GWB_HANDLE_CLASS(Server)
+GWB_HANDLE_CLASS(Cltk)
+GWB_HANDLE_CLASS(LagsLayer)
+GWB_HANDLE_CLASS(AsylpgMaster)
+GWB_HANDLE_CLASS(AsylpgWorker)
+GWB_HANDLE_CLASS(Fusion)
 
 %newobject gwb::CodecSpec::from_frame;
 /* Internals of the layer, not API. */

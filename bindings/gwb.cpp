@@ -115,26 +115,6 @@ gw_encode_ctx to_ctx(const EncodeContext &c) {
     return ctx;
 }
 
-/* save(): bound, save, trim; one definition for every handle kind. */
-template <class H>
-Bytes save_blob(const H *h, gw_status (*bound)(const H *, size_t *),
-                gw_status (*save)(const H *, void *, size_t, size_t *), const char *what) {
-    Bytes b;
-    size_t cap = 0, written = 0;
-    if (!h) {
-        fail(GW_ERR_NULL_POINTER, what, "the handle is closed");
-        return b;
-    }
-    if (!ok(bound(h, &cap), what)) return b;
-    b.data.resize(cap);
-    if (!ok(save(h, b.data.data(), cap, &written), what)) {
-        b.data.clear();
-        return b;
-    }
-    b.data.resize(written);
-    return b;
-}
-
 /* step(): a frame of at most `cap` bytes written by `write`. */
 template <class F>
 Bytes make_bytes(uint64_t cap, F write) {
@@ -153,7 +133,63 @@ Bytes make_bytes(uint64_t cap, F write) {
 }  // namespace
 
 #define GWB_LIVE(h, what, ret) \
-    if (!(h)) { fail(GW_ERR_NULL_POINTER, what, "the handle is closed"); return ret; }
+    if (!detail::live(h, what)) return ret;
+
+bool detail::live(const void *h, const char *what) {
+    return h || fail(GW_ERR_NULL_POINTER, what, "the handle is closed");
+}
+bool detail::ok(gw_status status, const char *what) { return gwb::ok(status, what); }
+bool detail::present(const In &v, const char *what, const char *arg) {
+    return bytes_of(v, what, arg);
+}
+
+namespace {
+/* The shapes handle calls share: a copy of one of the handle's n-vectors, a
+ * frame handed in, a call with no data, a tensor step into a frame. */
+template <class H>
+void read_floats(const H *h, gw_status (*get)(const H *, float *, uint64_t), uint64_t n, Out out,
+                 const char *what) {
+    if (detail::live(h, what) && floats_exactly(out, n, what, "out"))
+        ok(get(h, (float *)out.data, n), what);
+}
+template <class H>
+void frame_in(H *h, gw_status (*take)(H *, const void *, size_t), const In &frame,
+              const char *what) {
+    if (detail::live(h, what) && bytes_of(frame, what, "frame"))
+        ok(take(h, frame.data, frame.size), what);
+}
+template <class H>
+void floats_in(H *h, gw_status (*take)(H *, const float *, uint64_t), const In &x,
+               const char *what, const char *arg) {
+    uint64_t n = 0;
+    if (detail::live(h, what) && count_of(x, KIND_F32, 4, what, arg, &n))
+        ok(take(h, (const float *)x.data, n), what);
+}
+/* A frame (or bundle) written into caller memory; returns its length. */
+template <class H>
+uint64_t write_out(H *h, gw_status (*write)(H *, void *, size_t, size_t *), const Out &out,
+                   const char *what, const char *arg) {
+    size_t written = 0;
+    if (detail::live(h, what) && writable_bytes(out, what, arg))
+        ok(write(h, out.data, out.size, &written), what);
+    return written;
+}
+template <class H> void call(H *h, gw_status (*fn)(H *), const char *what) {
+    if (detail::live(h, what)) ok(fn(h), what);
+}
+template <class H>
+uint64_t tensor_step(H *h,
+                     gw_status (*step)(H *, const void *, gw_dtype, uint64_t, float, void *,
+                                       size_t, size_t *),
+                     const In &grad, gw_dtype dtype, float lr, const Out &frame, const char *what) {
+    uint64_t n = 0;
+    size_t written = 0;
+    if (detail::live(h, what) && tensor_count(grad, dtype, what, &n) &&
+        writable_bytes(frame, what, "frame"))
+        ok(step(h, grad.data, dtype, n, lr, frame.data, frame.size, &written), what);
+    return written;
+}
+}  // namespace
 
 void clear_error() { err_status = GW_OK; err_message[0] = 0; }
 bool error_pending() { return err_status != GW_OK; }
@@ -463,53 +499,17 @@ Worker::Worker(uint64_t n, const CodecSpec &codec, gw_momentum momentum, float m
     o.seed = seed;
     ok(gw_worker_create(&h_, &o, codec.raw()), "gw_worker_create");
 }
-Worker::~Worker() { gw_worker_free(h_); }
-void Worker::close() {
-    gw_worker_free(h_);
-    h_ = nullptr;
-}
-uint64_t Worker::frame_bound() const {
-    size_t b = 0;
-    GWB_LIVE(h_, "gw_worker_frame_bound", 0);
-    ok(gw_worker_frame_bound(h_, &b), "gw_worker_frame_bound");
-    return b;
-}
 uint64_t Worker::step_into(In grad, gw_dtype dtype, float lr, Out frame) {
-    uint64_t n = 0;
-    size_t written = 0;
-    GWB_LIVE(h_, "gw_worker_step", 0);
-    if (tensor_count(grad, dtype, "gw_worker_step", &n) &&
-        writable_bytes(frame, "gw_worker_step", "frame"))
-        ok(gw_worker_step(h_, grad.data, dtype, n, lr, frame.data, frame.size, &written),
-           "gw_worker_step");
-    return written;
+    return tensor_step(h_, gw_worker_step, grad, dtype, lr, frame, "gw_worker_step");
 }
 Bytes Worker::step(In grad, gw_dtype dtype, float lr) {
     return make_bytes(frame_bound(), [&](Out f) { return step_into(grad, dtype, lr, f); });
 }
-uint64_t Worker::step_count() const {
-    uint64_t s = 0;
-    GWB_LIVE(h_, "gw_worker_step_count", 0);
-    ok(gw_worker_step_count(h_, &s), "gw_worker_step_count");
-    return s;
-}
 void Worker::residual(Out out) const {
-    GWB_LIVE(h_, "gw_worker_residual", );
-    if (floats_exactly(out, n_, "gw_worker_residual", "out"))
-        ok(gw_worker_residual(h_, (float *)out.data, n_), "gw_worker_residual");
+    read_floats(h_, gw_worker_residual, n_, out, "gw_worker_residual");
 }
 void Worker::momentum(Out out) const {
-    GWB_LIVE(h_, "gw_worker_momentum", );
-    if (floats_exactly(out, n_, "gw_worker_momentum", "out"))
-        ok(gw_worker_momentum(h_, (float *)out.data, n_), "gw_worker_momentum");
-}
-Bytes Worker::save() const {
-    return save_blob(h_, gw_worker_save_bound, gw_worker_save, "gw_worker_save");
-}
-void Worker::load(In blob) {
-    GWB_LIVE(h_, "gw_worker_load", );
-    if (bytes_of(blob, "gw_worker_load", "blob"))
-        ok(gw_worker_load(h_, blob.data, blob.size), "gw_worker_load");
+    read_floats(h_, gw_worker_momentum, n_, out, "gw_worker_momentum");
 }
 
 Server::Server(uint64_t total, uint32_t num_workers, const CodecSpec &broadcast,
@@ -524,26 +524,11 @@ Server::Server(uint64_t total, uint32_t num_workers, const CodecSpec &broadcast,
     o.error_feedback = error_feedback ? 1 : 0;
     o.tensor = tensor;
     o.check_tag = check_tag ? 1 : 0;
-    length_ = o.length;
+    n_ = o.length;
     ok(gw_server_create(&h_, &o, broadcast.raw(), expect ? expect->raw() : nullptr),
        "gw_server_create");
 }
-Server::~Server() { gw_server_free(h_); }
-void Server::close() {
-    gw_server_free(h_);
-    h_ = nullptr;
-}
-uint64_t Server::frame_bound() const {
-    size_t b = 0;
-    GWB_LIVE(h_, "gw_server_frame_bound", 0);
-    ok(gw_server_frame_bound(h_, &b), "gw_server_frame_bound");
-    return b;
-}
-void Server::push(In frame) {
-    GWB_LIVE(h_, "gw_server_push", );
-    if (bytes_of(frame, "gw_server_push", "frame"))
-        ok(gw_server_push(h_, frame.data, frame.size), "gw_server_push");
-}
+void Server::push(In frame) { frame_in(h_, gw_server_push, frame, "gw_server_push"); }
 uint64_t Server::step_into(float lr, Out frame) {
     size_t written = 0;
     GWB_LIVE(h_, "gw_server_step", 0);
@@ -570,28 +555,9 @@ uint64_t Server::round_into(const InList &frames, float lr, Out frame) {
 Bytes Server::round(const InList &frames, float lr) {
     return make_bytes(frame_bound(), [&](Out f) { return round_into(frames, lr, f); });
 }
-void Server::reset_round() {
-    GWB_LIVE(h_, "gw_server_reset_round", );
-    ok(gw_server_reset_round(h_), "gw_server_reset_round");
-}
-uint64_t Server::step_count() const {
-    uint64_t s = 0;
-    GWB_LIVE(h_, "gw_server_step_count", 0);
-    ok(gw_server_step_count(h_, &s), "gw_server_step_count");
-    return s;
-}
+void Server::reset_round() { call(h_, gw_server_reset_round, "gw_server_reset_round"); }
 void Server::residual(Out out) const {
-    GWB_LIVE(h_, "gw_server_residual", );
-    if (floats_exactly(out, length_, "gw_server_residual", "out"))
-        ok(gw_server_residual(h_, (float *)out.data, length_), "gw_server_residual");
-}
-Bytes Server::save() const {
-    return save_blob(h_, gw_server_save_bound, gw_server_save, "gw_server_save");
-}
-void Server::load(In blob) {
-    GWB_LIVE(h_, "gw_server_load", );
-    if (bytes_of(blob, "gw_server_load", "blob"))
-        ok(gw_server_load(h_, blob.data, blob.size), "gw_server_load");
+    read_floats(h_, gw_server_residual, n_, out, "gw_server_residual");
 }
 
 /* --------------------------------------------------------------- ScaleCom */
@@ -607,28 +573,11 @@ Cltk::Cltk(uint64_t n, uint32_t num_workers, uint32_t rank, const CodecSpec &ind
     o.tensor = tensor;
     ok(gw_cltk_create(&h_, &o, index.raw()), "gw_cltk_create");
 }
-Cltk::~Cltk() { gw_cltk_free(h_); }
-void Cltk::close() {
-    gw_cltk_free(h_);
-    h_ = nullptr;
-}
-uint64_t Cltk::index_frame_bound() const {
-    size_t b = 0;
-    GWB_LIVE(h_, "gw_cltk_index_frame_bound", 0);
-    ok(gw_cltk_index_frame_bound(h_, &b), "gw_cltk_index_frame_bound");
-    return b;
-}
 uint64_t Cltk::values_bound() const {
-    size_t b = 0;
-    GWB_LIVE(h_, "gw_cltk_values_bound", 0);
-    ok(gw_cltk_values_bound(h_, &b), "gw_cltk_values_bound");
-    return b;
+    return detail::value<size_t>(h_, gw_cltk_values_bound, "gw_cltk_values_bound");
 }
 uint32_t Cltk::leader() const {
-    uint32_t l = 0;
-    GWB_LIVE(h_, "gw_cltk_leader", 0);
-    ok(gw_cltk_leader(h_, &l), "gw_cltk_leader");
-    return l;
+    return detail::value<uint32_t>(h_, gw_cltk_leader, "gw_cltk_leader");
 }
 void Cltk::set_leader(uint32_t leader) {
     GWB_LIVE(h_, "gw_cltk_set_leader", );
@@ -641,11 +590,7 @@ void Cltk::begin(In grad, gw_dtype dtype, float lr) {
         ok(gw_cltk_begin(h_, grad.data, dtype, n, lr), "gw_cltk_begin");
 }
 uint64_t Cltk::select_into(Out frame) {
-    size_t written = 0;
-    GWB_LIVE(h_, "gw_cltk_select", 0);
-    if (writable_bytes(frame, "gw_cltk_select", "frame"))
-        ok(gw_cltk_select(h_, frame.data, frame.size, &written), "gw_cltk_select");
-    return written;
+    return write_out(h_, gw_cltk_select, frame, "gw_cltk_select", "frame");
 }
 Bytes Cltk::select() {
     return make_bytes(index_frame_bound(), [&](Out f) { return select_into(f); });
@@ -669,21 +614,8 @@ void Cltk::apply(In summed, Out x) {
     ok(gw_cltk_apply(h_, (const float *)summed.data, k, x.present ? (float *)x.data : nullptr, n),
        "gw_cltk_apply");
 }
-void Cltk::reset_round() {
-    GWB_LIVE(h_, "gw_cltk_reset_round", );
-    ok(gw_cltk_reset_round(h_), "gw_cltk_reset_round");
-}
-uint64_t Cltk::step_count() const {
-    uint64_t s = 0;
-    GWB_LIVE(h_, "gw_cltk_step_count", 0);
-    ok(gw_cltk_step_count(h_, &s), "gw_cltk_step_count");
-    return s;
-}
-void Cltk::memory(Out out) const {
-    GWB_LIVE(h_, "gw_cltk_memory", );
-    if (floats_exactly(out, n_, "gw_cltk_memory", "out"))
-        ok(gw_cltk_memory(h_, (float *)out.data, n_), "gw_cltk_memory");
-}
+void Cltk::reset_round() { call(h_, gw_cltk_reset_round, "gw_cltk_reset_round"); }
+void Cltk::memory(Out out) const { read_floats(h_, gw_cltk_memory, n_, out, "gw_cltk_memory"); }
 uint64_t Cltk::indices(Out idx) const {
     uint64_t cap = 0;
     size_t count = 0;
@@ -691,11 +623,6 @@ uint64_t Cltk::indices(Out idx) const {
     if (count_of(idx, KIND_U32, 4, "gw_cltk_indices", "idx", &cap))
         ok(gw_cltk_indices(h_, (uint32_t *)idx.data, cap, &count), "gw_cltk_indices");
     return count;
-}
-Bytes Cltk::save() const { return save_blob(h_, gw_cltk_save_bound, gw_cltk_save, "gw_cltk_save"); }
-void Cltk::load(In blob) {
-    GWB_LIVE(h_, "gw_cltk_load", );
-    if (bytes_of(blob, "gw_cltk_load", "blob")) ok(gw_cltk_load(h_, blob.data, blob.size), "gw_cltk_load");
 }
 
 /* -------------------------------------------------------------- LAGS-SGD */
@@ -706,36 +633,15 @@ LagsLayer::LagsLayer(uint64_t n, const CodecSpec &codec, uint32_t tensor, uint64
     o.seed = seed;
     ok(gw_lags_layer_create(&h_, &o, codec.raw()), "gw_lags_layer_create");
 }
-LagsLayer::~LagsLayer() { gw_lags_layer_free(h_); }
-void LagsLayer::close() {
-    gw_lags_layer_free(h_);
-    h_ = nullptr;
-}
-uint64_t LagsLayer::frame_bound() const {
-    size_t b = 0;
-    GWB_LIVE(h_, "gw_lags_layer_frame_bound", 0);
-    ok(gw_lags_layer_frame_bound(h_, &b), "gw_lags_layer_frame_bound");
-    return b;
-}
 void LagsLayer::set_k(uint64_t k) {
     GWB_LIVE(h_, "gw_lags_layer_set_k", );
     ok(gw_lags_layer_set_k(h_, k), "gw_lags_layer_set_k");
 }
 uint64_t LagsLayer::k() const {
-    uint64_t k = 0;
-    GWB_LIVE(h_, "gw_lags_layer_k", 0);
-    ok(gw_lags_layer_k(h_, &k), "gw_lags_layer_k");
-    return k;
+    return detail::value<uint64_t>(h_, gw_lags_layer_k, "gw_lags_layer_k");
 }
 uint64_t LagsLayer::step_into(In grad, gw_dtype dtype, float lr, Out frame) {
-    uint64_t n = 0;
-    size_t written = 0;
-    GWB_LIVE(h_, "gw_lags_layer_step", 0);
-    if (tensor_count(grad, dtype, "gw_lags_layer_step", &n) &&
-        writable_bytes(frame, "gw_lags_layer_step", "frame"))
-        ok(gw_lags_layer_step(h_, grad.data, dtype, n, lr, frame.data, frame.size, &written),
-           "gw_lags_layer_step");
-    return written;
+    return tensor_step(h_, gw_lags_layer_step, grad, dtype, lr, frame, "gw_lags_layer_step");
 }
 Bytes LagsLayer::step(In grad, gw_dtype dtype, float lr) {
     return make_bytes(frame_bound(), [&](Out f) { return step_into(grad, dtype, lr, f); });
@@ -749,23 +655,7 @@ void LagsLayer::step_dense(In grad, gw_dtype dtype, float lr, Out out) {
            "gw_lags_layer_step_dense");
 }
 void LagsLayer::residual(Out out) const {
-    GWB_LIVE(h_, "gw_lags_layer_residual", );
-    if (floats_exactly(out, n_, "gw_lags_layer_residual", "out"))
-        ok(gw_lags_layer_residual(h_, (float *)out.data, n_), "gw_lags_layer_residual");
-}
-uint64_t LagsLayer::step_count() const {
-    uint64_t s = 0;
-    GWB_LIVE(h_, "gw_lags_layer_step_count", 0);
-    ok(gw_lags_layer_step_count(h_, &s), "gw_lags_layer_step_count");
-    return s;
-}
-Bytes LagsLayer::save() const {
-    return save_blob(h_, gw_lags_layer_save_bound, gw_lags_layer_save, "gw_lags_layer_save");
-}
-void LagsLayer::load(In blob) {
-    GWB_LIVE(h_, "gw_lags_layer_load", );
-    if (bytes_of(blob, "gw_lags_layer_load", "blob"))
-        ok(gw_lags_layer_load(h_, blob.data, blob.size), "gw_lags_layer_load");
+    read_floats(h_, gw_lags_layer_residual, n_, out, "gw_lags_layer_residual");
 }
 
 /* ---------------------------------------------------------------- AsyLPG */
@@ -791,28 +681,12 @@ AsylpgMaster::AsylpgMaster(In x0, gw_asylpg_variant variant, float lr, float l1,
     o.seed = seed;
     ok(gw_asylpg_master_create(&h_, &o, (const float *)x0.data, n_), what);
 }
-AsylpgMaster::~AsylpgMaster() { gw_asylpg_master_free(h_); }
-void AsylpgMaster::close() {
-    gw_asylpg_master_free(h_);
-    h_ = nullptr;
-}
-uint64_t AsylpgMaster::frame_bound() const {
-    size_t b = 0;
-    GWB_LIVE(h_, "gw_asylpg_master_frame_bound", 0);
-    ok(gw_asylpg_master_frame_bound(h_, &b), "gw_asylpg_master_frame_bound");
-    return b;
-}
 void AsylpgMaster::snapshot(Out out) const {
-    GWB_LIVE(h_, "gw_asylpg_master_snapshot", );
-    if (floats_exactly(out, n_, "gw_asylpg_master_snapshot", "out"))
-        ok(gw_asylpg_master_snapshot(h_, (float *)out.data, n_), "gw_asylpg_master_snapshot");
+    read_floats(h_, gw_asylpg_master_snapshot, n_, out, "gw_asylpg_master_snapshot");
 }
 void AsylpgMaster::begin_epoch(In full_grad) {
-    uint64_t n = 0;
-    GWB_LIVE(h_, "gw_asylpg_master_begin_epoch", );
-    if (count_of(full_grad, KIND_F32, 4, "gw_asylpg_master_begin_epoch", "full_grad", &n))
-        ok(gw_asylpg_master_begin_epoch(h_, (const float *)full_grad.data, n),
-           "gw_asylpg_master_begin_epoch");
+    floats_in(h_, gw_asylpg_master_begin_epoch, full_grad, "gw_asylpg_master_begin_epoch",
+              "full_grad");
 }
 uint64_t AsylpgMaster::model_into(Out frame) {
     size_t written = 0;
@@ -826,14 +700,10 @@ Bytes AsylpgMaster::model() {
     return make_bytes(frame_bound(), [&](Out f) { return model_into(f); });
 }
 void AsylpgMaster::push(In frame) {
-    GWB_LIVE(h_, "gw_asylpg_master_push", );
-    if (bytes_of(frame, "gw_asylpg_master_push", "frame"))
-        ok(gw_asylpg_master_push(h_, frame.data, frame.size), "gw_asylpg_master_push");
+    frame_in(h_, gw_asylpg_master_push, frame, "gw_asylpg_master_push");
 }
 void AsylpgMaster::params(Out out) const {
-    GWB_LIVE(h_, "gw_asylpg_master_params", );
-    if (floats_exactly(out, n_, "gw_asylpg_master_params", "out"))
-        ok(gw_asylpg_master_params(h_, (float *)out.data, n_), "gw_asylpg_master_params");
+    read_floats(h_, gw_asylpg_master_params, n_, out, "gw_asylpg_master_params");
 }
 U64List AsylpgMaster::progress() const {
     U64List l;
@@ -844,15 +714,6 @@ U64List AsylpgMaster::progress() const {
         l.data = {e, i, v, uint64_t(running)};
     return l;
 }
-Bytes AsylpgMaster::save() const {
-    return save_blob(h_, gw_asylpg_master_save_bound, gw_asylpg_master_save,
-                     "gw_asylpg_master_save");
-}
-void AsylpgMaster::load(In blob) {
-    GWB_LIVE(h_, "gw_asylpg_master_load", );
-    if (bytes_of(blob, "gw_asylpg_master_load", "blob"))
-        ok(gw_asylpg_master_load(h_, blob.data, blob.size), "gw_asylpg_master_load");
-}
 
 AsylpgWorker::AsylpgWorker(uint64_t n, const CodecSpec &codec, uint32_t tensor, uint64_t seed)
     : n_(n) {
@@ -862,28 +723,12 @@ AsylpgWorker::AsylpgWorker(uint64_t n, const CodecSpec &codec, uint32_t tensor, 
     o.seed = seed;
     ok(gw_asylpg_worker_create(&h_, &o, codec.raw()), "gw_asylpg_worker_create");
 }
-AsylpgWorker::~AsylpgWorker() { gw_asylpg_worker_free(h_); }
-void AsylpgWorker::close() {
-    gw_asylpg_worker_free(h_);
-    h_ = nullptr;
-}
-uint64_t AsylpgWorker::frame_bound() const {
-    size_t b = 0;
-    GWB_LIVE(h_, "gw_asylpg_worker_frame_bound", 0);
-    ok(gw_asylpg_worker_frame_bound(h_, &b), "gw_asylpg_worker_frame_bound");
-    return b;
-}
 void AsylpgWorker::set_snapshot(In snapshot) {
-    uint64_t n = 0;
-    GWB_LIVE(h_, "gw_asylpg_worker_set_snapshot", );
-    if (count_of(snapshot, KIND_F32, 4, "gw_asylpg_worker_set_snapshot", "snapshot", &n))
-        ok(gw_asylpg_worker_set_snapshot(h_, (const float *)snapshot.data, n),
-           "gw_asylpg_worker_set_snapshot");
+    floats_in(h_, gw_asylpg_worker_set_snapshot, snapshot, "gw_asylpg_worker_set_snapshot",
+              "snapshot");
 }
 void AsylpgWorker::receive(In frame) {
-    GWB_LIVE(h_, "gw_asylpg_worker_receive", );
-    if (bytes_of(frame, "gw_asylpg_worker_receive", "frame"))
-        ok(gw_asylpg_worker_receive(h_, frame.data, frame.size), "gw_asylpg_worker_receive");
+    frame_in(h_, gw_asylpg_worker_receive, frame, "gw_asylpg_worker_receive");
 }
 uint64_t AsylpgWorker::model(Out out) const {
     uint64_t v = 0;
@@ -910,15 +755,6 @@ uint64_t AsylpgWorker::step_into(In gm, In gs, gw_dtype dtype, Out frame) {
 }
 Bytes AsylpgWorker::step(In gm, In gs, gw_dtype dtype) {
     return make_bytes(frame_bound(), [&](Out f) { return step_into(gm, gs, dtype, f); });
-}
-Bytes AsylpgWorker::save() const {
-    return save_blob(h_, gw_asylpg_worker_save_bound, gw_asylpg_worker_save,
-                     "gw_asylpg_worker_save");
-}
-void AsylpgWorker::load(In blob) {
-    GWB_LIVE(h_, "gw_asylpg_worker_load", );
-    if (bytes_of(blob, "gw_asylpg_worker_load", "blob"))
-        ok(gw_asylpg_worker_load(h_, blob.data, blob.size), "gw_asylpg_worker_load");
 }
 
 LagsPlanTimes lags_plan(const LagsNetwork &n_, In n, In t_backward, In t_sparsify, Out ratio,
@@ -982,11 +818,6 @@ Fusion::Fusion(uint32_t layers, uint64_t capacity) {
     o.capacity = capacity;
     ok(gw_fusion_create(&h_, &o), "gw_fusion_create");
 }
-Fusion::~Fusion() { gw_fusion_free(h_); }
-void Fusion::close() {
-    gw_fusion_free(h_);
-    h_ = nullptr;
-}
 bool Fusion::add(uint32_t layer, In frame) {
     int flush = 0;
     GWB_LIVE(h_, "gw_fusion_add", false);
@@ -995,23 +826,13 @@ bool Fusion::add(uint32_t layer, In frame) {
     return flush != 0;
 }
 uint64_t Fusion::bundle_size() const {
-    size_t s = 0;
-    GWB_LIVE(h_, "gw_fusion_bundle_size", 0);
-    ok(gw_fusion_bundle_size(h_, &s), "gw_fusion_bundle_size");
-    return s;
+    return detail::value<size_t>(h_, gw_fusion_bundle_size, "gw_fusion_bundle_size");
 }
 uint64_t Fusion::pending() const {
-    size_t s = 0;
-    GWB_LIVE(h_, "gw_fusion_pending", 0);
-    ok(gw_fusion_pending(h_, &s), "gw_fusion_pending");
-    return s;
+    return detail::value<size_t>(h_, gw_fusion_pending, "gw_fusion_pending");
 }
 uint64_t Fusion::flush_into(Out bundle) {
-    size_t written = 0;
-    GWB_LIVE(h_, "gw_fusion_flush", 0);
-    if (writable_bytes(bundle, "gw_fusion_flush", "bundle"))
-        ok(gw_fusion_flush(h_, bundle.data, bundle.size, &written), "gw_fusion_flush");
-    return written;
+    return write_out(h_, gw_fusion_flush, bundle, "gw_fusion_flush", "bundle");
 }
 Bytes Fusion::flush() {
     return make_bytes(bundle_size(), [&](Out b) { return flush_into(b); });

@@ -16,7 +16,9 @@
  *
  * Adding a call: declare it here and define it in gwb.cpp; SWIG picks it up
  * for every language. New codecs need nothing: ids and parameters are read
- * from the library at run time.
+ * from the library at run time. A new handle class says GWB_HANDLE (below)
+ * with its line's columns from c_api/handles.def, and gets one line in
+ * gradwire.i (GWB_HANDLE_CLASS); tests/plumbing_test.sh checks both.
  */
 #ifndef GRADWIRE_BINDINGS_GWB_HPP
 #define GRADWIRE_BINDINGS_GWB_HPP
@@ -161,29 +163,102 @@ struct ShardRange {
 ShardRange shard_range(uint64_t total, uint32_t parts, uint32_t index);
 uint32_t scalecom_rate(double flops_per_gradient);
 
+/* ------------------------------------------------------ handle plumbing */
+/* What every handle class shares, written once: no copies, the destructor,
+ * close(), and (per the C API's columns, c_api/handles.def) the frame bound,
+ * the step count and checkpoints. A handle class says
+ *     GWB_HANDLE(Class, name, bound, steps, state)
+ * once in its body, with name the C prefix (gw_<name>_*) and bound / steps /
+ * state as in handles.def (frame_bound | index_frame_bound | none,
+ * step_count | none, checkpoint | none), then declares only its own calls.
+ * GWB_TENSOR_HANDLE adds size(), the handle's tensor (or slice) length n_,
+ * which its constructor sets. */
+#ifndef SWIG
+namespace detail {
+/* False (and the error slot set) when the handle was closed. */
+bool live(const void *h, const char *what);
+/* True when the C call succeeded; otherwise the slot names the call. */
+bool ok(gw_status status, const char *what);
+bool present(const In &v, const char *what, const char *arg);
+/* A scalar a handle reports through gw_<name>_<get>(h, &value). */
+template <class T, class H>
+T value(const H *h, gw_status (*get)(const H *, T *), const char *what) {
+    T v = 0;
+    if (live(h, what)) ok(get(h, &v), what);
+    return v;
+}
+/* save(): bound, save, trim. */
+template <class H>
+Bytes save(const H *h, gw_status (*bound)(const H *, size_t *),
+           gw_status (*save)(const H *, void *, size_t, size_t *), const char *what) {
+    Bytes b;
+    size_t cap = 0, written = 0;
+    if (!live(h, what) || !ok(bound(h, &cap), what)) return b;
+    b.data.resize(cap);
+    if (!ok(save(h, b.data.data(), cap, &written), what)) written = 0;
+    b.data.resize(written);
+    return b;
+}
+template <class H>
+void load(H *h, gw_status (*load)(H *, const void *, size_t), const In &blob, const char *what) {
+    if (live(h, what) && present(blob, what, "blob")) ok(load(h, blob.data, blob.size), what);
+}
+}  // namespace detail
+#endif
+
+#define GWB_BOUND_none(name)
+#define GWB_BOUND_frame_bound(name) GWB_BOUND(name, frame_bound)
+#define GWB_BOUND_index_frame_bound(name) GWB_BOUND(name, index_frame_bound)
+#define GWB_BOUND(name, bound)                                                        \
+    uint64_t bound() const {                                                          \
+        return detail::value<size_t>(h_, gw_##name##_##bound, "gw_" #name "_" #bound); \
+    }
+#define GWB_STEPS_none(name)
+#define GWB_STEPS_step_count(name)                                                     \
+    uint64_t step_count() const {                                                      \
+        return detail::value<uint64_t>(h_, gw_##name##_step_count, "gw_" #name "_step_count"); \
+    }
+#define GWB_STATE_none(name)
+#define GWB_STATE_checkpoint(name)                                                     \
+    Bytes save() const {                                                               \
+        return detail::save(h_, gw_##name##_save_bound, gw_##name##_save, "gw_" #name "_save"); \
+    }                                                                                  \
+    void load(In blob) { detail::load(h_, gw_##name##_load, blob, "gw_" #name "_load"); }
+#define GWB_HANDLE(Class, name, bound, steps, state)                      \
+  public:                                                                 \
+    Class(const Class &) = delete;                                        \
+    Class &operator=(const Class &) = delete;                              \
+    ~Class() { gw_##name##_free(h_); }                                    \
+    void close() {                                                        \
+        gw_##name##_free(h_);                                             \
+        h_ = nullptr;                                                     \
+    }                                                                     \
+    GWB_BOUND_##bound(name) GWB_STEPS_##steps(name) GWB_STATE_##state(name) \
+                                                                          \
+  private:                                                                \
+    gw_##name *h_ = nullptr;                                              \
+                                                                          \
+  public:
+#define GWB_TENSOR_HANDLE(Class, name, bound, steps, state) \
+    GWB_HANDLE(Class, name, bound, steps, state)            \
+    uint64_t size() const { return n_; }                    \
+                                                            \
+  private:                                                  \
+    uint64_t n_ = 0;                                        \
+                                                            \
+  public:
+
 /* ---------------------------------------------------------- worker and server */
 class Worker {
 public:
     Worker(uint64_t n, const CodecSpec &codec, gw_momentum momentum = GW_MOMENTUM_NESTEROV,
            float mu = 0.9f, bool error_feedback = true, uint32_t tensor = 0, uint64_t seed = 0);
-    Worker(const Worker &) = delete;
-    Worker &operator=(const Worker &) = delete;
-    ~Worker();
-    /* Free the handle now; any later call fails with GW_ERR_NULL_POINTER. */
-    void close();
-    uint64_t size() const { return n_; }
-    uint64_t frame_bound() const;
+    /* close() frees the handle now; any later call fails with GW_ERR_NULL_POINTER. */
+    GWB_TENSOR_HANDLE(Worker, worker, frame_bound, step_count, checkpoint)
     uint64_t step_into(In grad, gw_dtype dtype, float lr, Out frame);
     Bytes step(In grad, gw_dtype dtype, float lr);
-    uint64_t step_count() const;
     void residual(Out out) const;
     void momentum(Out out) const;
-    Bytes save() const;
-    void load(In blob);
-
-private:
-    gw_worker *h_ = nullptr;
-    uint64_t n_ = 0;
 };
 
 class Server {
@@ -193,12 +268,7 @@ public:
     Server(uint64_t total, uint32_t num_workers, const CodecSpec &broadcast,
            const CodecSpec *expect = nullptr, uint64_t offset = 0, uint64_t length = UINT64_MAX,
            bool error_feedback = true, uint32_t tensor = 0, bool check_tag = true);
-    Server(const Server &) = delete;
-    Server &operator=(const Server &) = delete;
-    ~Server();
-    void close();
-    uint64_t size() const { return length_; }
-    uint64_t frame_bound() const;
+    GWB_TENSOR_HANDLE(Server, server, frame_bound, step_count, checkpoint)
     void push(In frame);
     uint64_t step_into(float lr, Out frame);
     Bytes step(float lr);
@@ -206,14 +276,7 @@ public:
     uint64_t round_into(const InList &frames, float lr, Out frame);
     Bytes round(const InList &frames, float lr);
     void reset_round();
-    uint64_t step_count() const;
     void residual(Out out) const;
-    Bytes save() const;
-    void load(In blob);
-
-private:
-    gw_server *h_ = nullptr;
-    uint64_t length_ = 0;
 };
 
 /* --------------------------------------------------------------- ScaleCom */
@@ -221,12 +284,7 @@ class Cltk {
 public:
     Cltk(uint64_t n, uint32_t num_workers, uint32_t rank, const CodecSpec &index,
          float beta = 1.0f, uint64_t warmup_steps = 0, uint32_t tensor = 0);
-    Cltk(const Cltk &) = delete;
-    Cltk &operator=(const Cltk &) = delete;
-    ~Cltk();
-    void close();
-    uint64_t size() const { return n_; }
-    uint64_t index_frame_bound() const;
+    GWB_TENSOR_HANDLE(Cltk, cltk, index_frame_bound, step_count, checkpoint)
     uint64_t values_bound() const;
     uint32_t leader() const;
     void set_leader(uint32_t leader);
@@ -237,40 +295,21 @@ public:
     uint64_t extract(In frame, Out values);
     void apply(In summed, Out x);
     void reset_round();
-    uint64_t step_count() const;
     void memory(Out out) const;
     uint64_t indices(Out idx) const;
-    Bytes save() const;
-    void load(In blob);
-
-private:
-    gw_cltk *h_ = nullptr;
-    uint64_t n_ = 0;
 };
 
 /* -------------------------------------------------------------- LAGS-SGD */
 class LagsLayer {
 public:
     LagsLayer(uint64_t n, const CodecSpec &codec, uint32_t tensor = 0, uint64_t seed = 0);
-    LagsLayer(const LagsLayer &) = delete;
-    LagsLayer &operator=(const LagsLayer &) = delete;
-    ~LagsLayer();
-    void close();
-    uint64_t size() const { return n_; }
-    uint64_t frame_bound() const;
+    GWB_TENSOR_HANDLE(LagsLayer, lags_layer, frame_bound, step_count, checkpoint)
     void set_k(uint64_t k);
     uint64_t k() const;
     uint64_t step_into(In grad, gw_dtype dtype, float lr, Out frame);
     Bytes step(In grad, gw_dtype dtype, float lr);
     void step_dense(In grad, gw_dtype dtype, float lr, Out out);
     void residual(Out out) const;
-    uint64_t step_count() const;
-    Bytes save() const;
-    void load(In blob);
-
-private:
-    gw_lags_layer *h_ = nullptr;
-    uint64_t n_ = 0;
 };
 
 struct LagsNetwork {
@@ -297,12 +336,7 @@ public:
                  uint64_t epoch_length, uint32_t tau, float mu, unsigned bits_min,
                  unsigned bits_max, uint32_t model_block = 0, uint32_t tensor = 0,
                  uint64_t seed = 0);
-    AsylpgMaster(const AsylpgMaster &) = delete;
-    AsylpgMaster &operator=(const AsylpgMaster &) = delete;
-    ~AsylpgMaster();
-    void close();
-    uint64_t size() const { return n_; }
-    uint64_t frame_bound() const;
+    GWB_TENSOR_HANDLE(AsylpgMaster, asylpg_master, frame_bound, none, checkpoint)
     void snapshot(Out out) const;
     void begin_epoch(In full_grad);
     uint64_t model_into(Out frame);
@@ -311,53 +345,32 @@ public:
     void push(In frame);
     void params(Out out) const;
     U64List progress() const; /* epoch, inner, version, running */
-    Bytes save() const;
-    void load(In blob);
 
 private:
-    gw_asylpg_master *h_ = nullptr;
-    uint64_t n_ = 0;
     unsigned bits_ = 0;
 };
 
 class AsylpgWorker {
 public:
     AsylpgWorker(uint64_t n, const CodecSpec &codec, uint32_t tensor = 0, uint64_t seed = 0);
-    AsylpgWorker(const AsylpgWorker &) = delete;
-    AsylpgWorker &operator=(const AsylpgWorker &) = delete;
-    ~AsylpgWorker();
-    void close();
-    uint64_t size() const { return n_; }
-    uint64_t frame_bound() const;
+    GWB_TENSOR_HANDLE(AsylpgWorker, asylpg_worker, frame_bound, none, checkpoint)
     void set_snapshot(In snapshot);
     void receive(In frame);
     uint64_t model(Out out) const; /* returns the model's version */
     uint64_t step_into(In grad_model, In grad_snapshot, gw_dtype dtype, Out frame);
     Bytes step(In grad_model, In grad_snapshot, gw_dtype dtype);
-    Bytes save() const;
-    void load(In blob);
-
-private:
-    gw_asylpg_worker *h_ = nullptr;
-    uint64_t n_ = 0;
 };
 
 class Fusion {
 public:
     Fusion(uint32_t layers, uint64_t capacity = 1u << 16);
-    Fusion(const Fusion &) = delete;
-    Fusion &operator=(const Fusion &) = delete;
-    ~Fusion();
-    void close();
+    GWB_HANDLE(Fusion, fusion, none, none, none)
     /* true when the bundle should go out now. */
     bool add(uint32_t layer, In frame);
     uint64_t bundle_size() const;
     uint64_t pending() const;
     uint64_t flush_into(Out bundle);
     Bytes flush();
-
-private:
-    gw_fusion *h_ = nullptr;
 };
 /* A bundle's frames as (layer, offset, size) triples, flattened. */
 U64List bundle_frames(In bundle);

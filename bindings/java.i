@@ -249,34 +249,21 @@ static void gwb_java_release(JNIEnv *jenv, gwb_jview *v, bool copy_back) {
 }
 
 /* ---- handles: AutoCloseable ---- */
-%define GWB_CLOSEABLE(Class)
+/* Per handle class (gradwire.i's GWB_HANDLE_CLASS list): close() frees the
+ * native object at once (the C++ close() frees the handle, delete() the
+ * wrapper); later calls throw IllegalStateException. */
+%define GWB_LANGUAGE_HANDLE(Class)
 %typemap(javainterfaces) gwb::Class "AutoCloseable"
-%enddef
-GWB_CLOSEABLE(Worker)
-GWB_CLOSEABLE(Server)
-GWB_CLOSEABLE(Cltk)
-GWB_CLOSEABLE(LagsLayer)
-GWB_CLOSEABLE(AsylpgMaster)
-GWB_CLOSEABLE(AsylpgWorker)
-GWB_CLOSEABLE(Fusion)
-GWB_CLOSEABLE(CodecSpec)
-/* close() frees the native object at once (the C++ close() frees the
- * handle, delete() the wrapper); later calls throw IllegalStateException. */
-%rename(closeHandle) gwb::Worker::close;
-%rename(closeHandle) gwb::Server::close;
-%rename(closeHandle) gwb::Cltk::close;
-%rename(closeHandle) gwb::LagsLayer::close;
-%rename(closeHandle) gwb::AsylpgMaster::close;
-%rename(closeHandle) gwb::AsylpgWorker::close;
-%rename(closeHandle) gwb::Fusion::close;
-%typemap(javacode) gwb::Worker, gwb::Server, gwb::Cltk, gwb::LagsLayer, gwb::Fusion,
-                   gwb::AsylpgMaster, gwb::AsylpgWorker %{
+%rename(closeHandle) gwb::Class::close;
+%typemap(javacode) gwb::Class %{
   @Override
   public void close() {
     if (swigCPtr != 0) closeHandle();
     delete();
   }
 %}
+%enddef
+%typemap(javainterfaces) gwb::CodecSpec "AutoCloseable"
 %typemap(javacode) gwb::CodecSpec %{
   @Override
   public void close() {

@@ -166,3 +166,8 @@ static int gwb_get_buffer(PyObject *obj, Py_buffer *view, int writable, const ch
     for (size_t i = 0; $result && i < $1.data.size(); i++)
         PyList_SET_ITEM($result, (Py_ssize_t)i, PyLong_FromUnsignedLongLong($1.data[i]));
 }
+
+/* Per handle class (gradwire.i's GWB_HANDLE_CLASS list): nothing beyond the
+ * common parts; gradwire/__init__.py's _Handle gives the Python face. */
+%define GWB_LANGUAGE_HANDLE(Class)
+%enddef

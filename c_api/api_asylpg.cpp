@@ -1,15 +1,7 @@
 // C entry points of the AsyLPG family's master and worker (feedback/asylpg.hpp).
 #include <cmath>
 
-#include "api_internal.hpp"
-#include "feedback/asylpg.hpp"
-
-struct gw_asylpg_master {
-    gw::AsylpgMaster impl;
-};
-struct gw_asylpg_worker {
-    gw::AsylpgWorker impl;
-};
+#include "handles.hpp"
 
 using namespace gw::api;
 
@@ -18,11 +10,6 @@ bool model_bits_ok(unsigned b) { return b <= 8 || b == 16; }
 }  // namespace
 
 extern "C" {
-
-gw_status gw_asylpg_master_options_init(gw_asylpg_master_options* o, unsigned int version) {
-    return init_versioned(o, version, GW_ASYLPG_MASTER_OPTIONS_VERSION,
-                          gw_asylpg_master_options GW_ASYLPG_MASTER_OPTIONS_INIT);
-}
 
 gw_status gw_asylpg_master_create(gw_asylpg_master** h, const gw_asylpg_master_options* o,
                                   const float* x0, uint64_t n) {
@@ -51,19 +38,8 @@ gw_status gw_asylpg_master_create(gw_asylpg_master** h, const gw_asylpg_master_o
     return create_handle(h, c);
 }
 
-void gw_asylpg_master_free(gw_asylpg_master* h) { delete h; }
-
-gw_status gw_asylpg_master_frame_bound(const gw_asylpg_master* h, size_t* bound) {
-    if (!h || !bound) return GW_ERR_NULL_POINTER;
-    *bound = h->impl.frame_bound();
-    return GW_OK;
-}
-
 gw_status gw_asylpg_master_snapshot(const gw_asylpg_master* h, float* out, uint64_t n) {
-    if (!h || !out) return GW_ERR_NULL_POINTER;
-    if (n != h->impl.config().n) return GW_ERR_COUNT_MISMATCH;
-    h->impl.snapshot(out);
-    return GW_OK;
+    return read_vector(h, &gw::AsylpgMaster::snapshot, out, n);
 }
 
 gw_status gw_asylpg_master_begin_epoch(gw_asylpg_master* h, const float* full_grad, uint64_t n) {
@@ -86,10 +62,7 @@ gw_status gw_asylpg_master_push(gw_asylpg_master* h, const void* frame, size_t s
 }
 
 gw_status gw_asylpg_master_params(const gw_asylpg_master* h, float* out, uint64_t n) {
-    if (!h || !out) return GW_ERR_NULL_POINTER;
-    if (n != h->impl.config().n) return GW_ERR_COUNT_MISMATCH;
-    h->impl.params(out);
-    return GW_OK;
+    return read_vector(h, &gw::AsylpgMaster::params, out, n);
 }
 
 gw_status gw_asylpg_master_progress(const gw_asylpg_master* h, uint64_t* epoch, uint64_t* inner,
@@ -103,41 +76,10 @@ gw_status gw_asylpg_master_progress(const gw_asylpg_master* h, uint64_t* epoch, 
     return GW_OK;
 }
 
-gw_status gw_asylpg_master_save_bound(const gw_asylpg_master* h, size_t* bound) {
-    return save_bound(h, bound);
-}
-gw_status gw_asylpg_master_save(const gw_asylpg_master* h, void* blob, size_t capacity,
-                                size_t* written) {
-    return save(h, blob, capacity, written);
-}
-gw_status gw_asylpg_master_load(gw_asylpg_master* h, const void* blob, size_t size) {
-    return load(h, blob, size);
-}
-
-gw_status gw_asylpg_worker_options_init(gw_asylpg_worker_options* o, unsigned int version) {
-    return init_versioned(o, version, GW_ASYLPG_WORKER_OPTIONS_VERSION,
-                          gw_asylpg_worker_options GW_ASYLPG_WORKER_OPTIONS_INIT);
-}
-
 gw_status gw_asylpg_worker_create(gw_asylpg_worker** h, const gw_asylpg_worker_options* o,
                                   const gw_codec_spec* codec) {
-    if (!h || !o || !codec) return GW_ERR_NULL_POINTER;
-    if (!known_version(o->version, GW_ASYLPG_WORKER_OPTIONS_VERSION)) return GW_ERR_OPTIONS_VERSION;
-    if (o->n == 0 || o->n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
-    gw::AsylpgWorkerConfig c;
-    c.n = o->n;
-    c.tensor = o->tensor;
-    c.seed = o->seed;
-    c.codec = codec->p;
-    return create_handle(h, c);
-}
-
-void gw_asylpg_worker_free(gw_asylpg_worker* h) { delete h; }
-
-gw_status gw_asylpg_worker_frame_bound(const gw_asylpg_worker* h, size_t* bound) {
-    if (!h || !bound) return GW_ERR_NULL_POINTER;
-    *bound = h->impl.frame_bound();
-    return GW_OK;
+    return create_tensor_machine<gw::AsylpgWorkerConfig>(h, o, GW_ASYLPG_WORKER_OPTIONS_VERSION,
+                                                         codec);
 }
 
 gw_status gw_asylpg_worker_set_snapshot(gw_asylpg_worker* h, const float* snapshot, uint64_t n) {
@@ -169,17 +111,6 @@ gw_status gw_asylpg_worker_step(gw_asylpg_worker* h, const void* grad_model,
     if (overlaps(grad_model, in, frame, capacity) || overlaps(grad_snapshot, in, frame, capacity))
         return GW_ERR_OVERLAP;
     return h->impl.step(grad_model, grad_snapshot, dtype, frame, capacity, written);
-}
-
-gw_status gw_asylpg_worker_save_bound(const gw_asylpg_worker* h, size_t* bound) {
-    return save_bound(h, bound);
-}
-gw_status gw_asylpg_worker_save(const gw_asylpg_worker* h, void* blob, size_t capacity,
-                                size_t* written) {
-    return save(h, blob, capacity, written);
-}
-gw_status gw_asylpg_worker_load(gw_asylpg_worker* h, const void* blob, size_t size) {
-    return load(h, blob, size);
 }
 
 }  // extern "C"

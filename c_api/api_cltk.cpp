@@ -1,20 +1,11 @@
 // C entry points of the CLT-k state machine (feedback/cltk.hpp).
 #include <cmath>
 
-#include "api_internal.hpp"
-#include "feedback/cltk.hpp"
-
-struct gw_cltk {
-    gw::Cltk impl;
-};
+#include "handles.hpp"
 
 using namespace gw::api;
 
 extern "C" {
-
-gw_status gw_cltk_options_init(gw_cltk_options* o, unsigned int version) {
-    return init_versioned(o, version, GW_CLTK_OPTIONS_VERSION, gw_cltk_options GW_CLTK_OPTIONS_INIT);
-}
 
 gw_status gw_cltk_create(gw_cltk** h, const gw_cltk_options* o, const gw_codec_spec* index) {
     if (!h || !o || !index) return GW_ERR_NULL_POINTER;
@@ -34,24 +25,12 @@ gw_status gw_cltk_create(gw_cltk** h, const gw_cltk_options* o, const gw_codec_s
     return create_handle(h, c);
 }
 
-void gw_cltk_free(gw_cltk* h) { delete h; }
-
-gw_status gw_cltk_index_frame_bound(const gw_cltk* h, size_t* bound) {
-    if (!h || !bound) return GW_ERR_NULL_POINTER;
-    *bound = h->impl.index_frame_bound();
-    return GW_OK;
-}
-
 gw_status gw_cltk_values_bound(const gw_cltk* h, size_t* count) {
-    if (!h || !count) return GW_ERR_NULL_POINTER;
-    *count = static_cast<size_t>(h->impl.values_bound());
-    return GW_OK;
+    return read_value(h, &gw::Cltk::values_bound, count);
 }
 
 gw_status gw_cltk_leader(const gw_cltk* h, uint32_t* leader) {
-    if (!h || !leader) return GW_ERR_NULL_POINTER;
-    *leader = h->impl.leader();
-    return GW_OK;
+    return read_value(h, &gw::Cltk::leader, leader);
 }
 
 gw_status gw_cltk_set_leader(gw_cltk* h, uint32_t leader) {
@@ -98,17 +77,8 @@ gw_status gw_cltk_reset_round(gw_cltk* h) {
     return GW_OK;
 }
 
-gw_status gw_cltk_step_count(const gw_cltk* h, uint64_t* steps) {
-    if (!h || !steps) return GW_ERR_NULL_POINTER;
-    *steps = h->impl.steps();
-    return GW_OK;
-}
-
 gw_status gw_cltk_memory(const gw_cltk* h, float* out, uint64_t n) {
-    if (!h || !out) return GW_ERR_NULL_POINTER;
-    if (n != h->impl.config().n) return GW_ERR_COUNT_MISMATCH;
-    h->impl.memory(out);
-    return GW_OK;
+    return read_vector(h, &gw::Cltk::memory, out, n);
 }
 
 gw_status gw_cltk_indices(const gw_cltk* h, uint32_t* idx, size_t capacity, size_t* count) {
@@ -119,15 +89,6 @@ gw_status gw_cltk_indices(const gw_cltk* h, uint32_t* idx, size_t capacity, size
     *count = static_cast<size_t>(k);
     return GW_OK;
 }
-
-gw_status gw_cltk_save_bound(const gw_cltk* h, size_t* bound) { return save_bound(h, bound); }
-
-gw_status gw_cltk_save(const gw_cltk* h, void* blob, size_t capacity, size_t* written) {
-    if (h && !h->impl.between_rounds()) return GW_ERR_SEQUENCE;
-    return save(h, blob, capacity, written);
-}
-
-gw_status gw_cltk_load(gw_cltk* h, const void* blob, size_t size) { return load(h, blob, size); }
 
 gw_status gw_scalecom_rate(double flops_per_gradient, uint32_t* rate) {
     if (!rate) return GW_ERR_NULL_POINTER;

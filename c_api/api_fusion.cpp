@@ -1,52 +1,28 @@
 // C entry points of the fusion buffer and the bundle reader (feedback/fusion.hpp).
-#include "api_internal.hpp"
-#include "feedback/fusion.hpp"
-
-struct gw_fusion {
-    gw::fusion::Buffer impl;
-};
+#include "handles.hpp"
 
 using namespace gw::api;
 
 extern "C" {
 
-gw_status gw_fusion_options_init(gw_fusion_options* o, unsigned int version) {
-    return init_versioned(o, version, GW_FUSION_OPTIONS_VERSION,
-                          gw_fusion_options GW_FUSION_OPTIONS_INIT);
-}
-
 gw_status gw_fusion_create(gw_fusion** h, const gw_fusion_options* o) {
     if (!h || !o) return GW_ERR_NULL_POINTER;
     if (!known_version(o->version, GW_FUSION_OPTIONS_VERSION)) return GW_ERR_OPTIONS_VERSION;
     if (o->layers == 0 || o->layers > GW_FUSION_MAX_LAYERS) return GW_ERR_INVALID_ARGUMENT;
-    gw_fusion* f = new (std::nothrow) gw_fusion();
-    if (!f) return GW_ERR_OUT_OF_MEMORY;
-    const gw_status st = f->impl.init(o->capacity, o->layers);
-    if (st != GW_OK) {
-        delete f;
-        return st;
-    }
-    *h = f;
-    return GW_OK;
+    return create_handle(h, o->capacity, o->layers);
 }
 
-void gw_fusion_free(gw_fusion* h) { delete h; }
-
 gw_status gw_fusion_add(gw_fusion* h, uint32_t layer, const void* frame, size_t size, int* flush) {
-    if (!h || !frame || !flush) return GW_ERR_NULL_POINTER;
+    if (!h || (!frame && size) || !flush) return GW_ERR_NULL_POINTER;
     return h->impl.add(layer, static_cast<const uint8_t*>(frame), size, flush);
 }
 
 gw_status gw_fusion_bundle_size(const gw_fusion* h, size_t* size) {
-    if (!h || !size) return GW_ERR_NULL_POINTER;
-    *size = h->impl.bundle_size();
-    return GW_OK;
+    return read_value(h, &gw::fusion::Buffer::bundle_size, size);
 }
 
 gw_status gw_fusion_pending(const gw_fusion* h, size_t* frames) {
-    if (!h || !frames) return GW_ERR_NULL_POINTER;
-    *frames = h->impl.pending();
-    return GW_OK;
+    return read_value(h, &gw::fusion::Buffer::pending, frames);
 }
 
 gw_status gw_fusion_flush(gw_fusion* h, void* bundle, size_t capacity, size_t* written) {

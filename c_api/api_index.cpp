@@ -3,6 +3,7 @@
 #include "api_internal.hpp"
 #include "frame/frame.hpp"
 #include "util/bytes.hpp"
+#include "util/index_sets.hpp"
 
 using namespace gw::api;
 
@@ -10,7 +11,7 @@ extern "C" {
 
 gw_status gw_index_frame_indices(const void* frame, size_t size, uint32_t* idx, size_t capacity,
                                  size_t* count) {
-    if (!frame || !count || (!idx && capacity)) return GW_ERR_NULL_POINTER;
+    if ((!frame && size) || !count || (!idx && capacity)) return GW_ERR_NULL_POINTER;
     gw::frame::View v;
     const gw_status st = gw::frame::open(frame, size, true, gw::thread_workspace().stage, &v);
     if (st != GW_OK) return st;
@@ -27,27 +28,9 @@ gw_status gw_index_frame_indices(const void* frame, size_t size, uint32_t* idx, 
 gw_status gw_index_overlap(const uint32_t* a, size_t na, const uint32_t* b, size_t nb,
                            double* overlap) {
     if ((!a && na) || (!b && nb) || !overlap) return GW_ERR_NULL_POINTER;
-    for (size_t i = 1; i < na; ++i)
-        if (a[i] <= a[i - 1]) return GW_ERR_INVALID_ARGUMENT;
-    for (size_t i = 1; i < nb; ++i)
-        if (b[i] <= b[i - 1]) return GW_ERR_INVALID_ARGUMENT;
-    if (na == 0 && nb == 0) {
-        *overlap = 1.0;
-        return GW_OK;
-    }
-    size_t i = 0, j = 0, common = 0;
-    while (i < na && j < nb) {  // a merge of two increasing lists
-        if (a[i] == b[j]) {
-            ++common;
-            ++i;
-            ++j;
-        } else if (a[i] < b[j]) {
-            ++i;
-        } else {
-            ++j;
-        }
-    }
-    *overlap = static_cast<double>(common) / static_cast<double>(na > nb ? na : nb);
+    if (!gw::index::increasing(a, na) || !gw::index::increasing(b, nb))
+        return GW_ERR_INVALID_ARGUMENT;
+    *overlap = gw::index::overlap(a, na, b, nb);
     return GW_OK;
 }
 

@@ -8,8 +8,8 @@
 #include <new>
 
 #include "codecs/codec.hpp"
-#include "feedback/state_blob.hpp"
 #include "gradwire.h"
+#include "util/bytes.hpp"
 
 struct gw_codec_spec {
     gw::CodecParams p;
@@ -56,36 +56,6 @@ inline gw_simd_target checked_target(const gw_simd_target& t) {
 inline const gw::Codec* checked_codec(const gw_codec_id& id) {
     const int v = gw::enum_value(id);
     return v > 0 ? gw::codec_for(static_cast<unsigned>(v)) : nullptr;
-}
-
-// Handles are `struct gw_x { Machine impl; }`: create, checkpoint and load
-// are the same for every state machine.
-template <class H, class Config>
-gw_status create_handle(H** out, const Config& c) {
-    H* h = new (std::nothrow) H();
-    if (!h) return GW_ERR_OUT_OF_MEMORY;
-    const gw_status st = h->impl.init(c);
-    if (st != GW_OK) {
-        delete h;
-        return st;
-    }
-    *out = h;
-    return GW_OK;
-}
-template <class H> gw_status save_bound(const H* h, size_t* bound) {
-    if (!h || !bound) return GW_ERR_NULL_POINTER;
-    *bound = blob::save_bound(h->impl);
-    return GW_OK;
-}
-template <class H> gw_status save(const H* h, void* out, size_t capacity, size_t* written) {
-    if (!h || !out || !written) return GW_ERR_NULL_POINTER;
-    if (capacity < blob::save_bound(h->impl)) return GW_ERR_BUFFER_TOO_SMALL;
-    *written = blob::save(h->impl, out);
-    return GW_OK;
-}
-template <class H> gw_status load(H* h, const void* in, size_t size) {
-    if (!h || (!in && size)) return GW_ERR_NULL_POINTER;
-    return blob::load(h->impl, in, size);
 }
 
 }  // namespace gw::api

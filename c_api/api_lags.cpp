@@ -2,14 +2,9 @@
 // and the system model (feedback/lags_plan.hpp).
 #include <cmath>
 
-#include "api_internal.hpp"
-#include "feedback/lags_layer.hpp"
 #include "feedback/lags_plan.hpp"
+#include "handles.hpp"
 #include "kernels/kernels.hpp"
-
-struct gw_lags_layer {
-    gw::LagsLayer impl;
-};
 
 using namespace gw::api;
 
@@ -19,30 +14,9 @@ bool finite_nonneg(double v) { return std::isfinite(v) && v >= 0.0; }
 
 extern "C" {
 
-gw_status gw_lags_layer_options_init(gw_lags_layer_options* o, unsigned int version) {
-    return init_versioned(o, version, GW_LAGS_LAYER_OPTIONS_VERSION,
-                          gw_lags_layer_options GW_LAGS_LAYER_OPTIONS_INIT);
-}
-
 gw_status gw_lags_layer_create(gw_lags_layer** h, const gw_lags_layer_options* o,
                                const gw_codec_spec* codec) {
-    if (!h || !o || !codec) return GW_ERR_NULL_POINTER;
-    if (!known_version(o->version, GW_LAGS_LAYER_OPTIONS_VERSION)) return GW_ERR_OPTIONS_VERSION;
-    if (o->n == 0 || o->n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
-    gw::LagsLayerConfig c;
-    c.n = o->n;
-    c.tensor = o->tensor;
-    c.seed = o->seed;
-    c.codec = codec->p;
-    return create_handle(h, c);
-}
-
-void gw_lags_layer_free(gw_lags_layer* h) { delete h; }
-
-gw_status gw_lags_layer_frame_bound(const gw_lags_layer* h, size_t* bound) {
-    if (!h || !bound) return GW_ERR_NULL_POINTER;
-    *bound = h->impl.frame_bound();
-    return GW_OK;
+    return create_tensor_machine<gw::LagsLayerConfig>(h, o, GW_LAGS_LAYER_OPTIONS_VERSION, codec);
 }
 
 gw_status gw_lags_layer_set_k(gw_lags_layer* h, uint64_t k) {
@@ -51,18 +25,12 @@ gw_status gw_lags_layer_set_k(gw_lags_layer* h, uint64_t k) {
 }
 
 gw_status gw_lags_layer_k(const gw_lags_layer* h, uint64_t* k) {
-    if (!h || !k) return GW_ERR_NULL_POINTER;
-    *k = h->impl.k();
-    return GW_OK;
+    return read_value(h, &gw::LagsLayer::k, k);
 }
 
 gw_status gw_lags_layer_step(gw_lags_layer* h, const void* grad, gw_dtype dtype, uint64_t n,
                              float lr, void* frame, size_t capacity, size_t* written) {
-    if (!h || !grad || !frame || !written) return GW_ERR_NULL_POINTER;
-    if (!valid_dtype(dtype)) return GW_ERR_INVALID_ARGUMENT;
-    if (n != h->impl.config().n) return GW_ERR_COUNT_MISMATCH;
-    if (overlaps(grad, span_bytes(n, dtype_size(dtype)), frame, capacity)) return GW_ERR_OVERLAP;
-    return h->impl.step(grad, dtype, lr, frame, capacity, written);
+    return tensor_step(h, grad, dtype, n, lr, frame, capacity, written);
 }
 
 gw_status gw_lags_layer_step_dense(gw_lags_layer* h, const void* grad, gw_dtype dtype,
@@ -76,27 +44,7 @@ gw_status gw_lags_layer_step_dense(gw_lags_layer* h, const void* grad, gw_dtype 
 }
 
 gw_status gw_lags_layer_residual(const gw_lags_layer* h, float* out, uint64_t n) {
-    if (!h || !out) return GW_ERR_NULL_POINTER;
-    if (n != h->impl.config().n) return GW_ERR_COUNT_MISMATCH;
-    h->impl.residual(out);
-    return GW_OK;
-}
-
-gw_status gw_lags_layer_step_count(const gw_lags_layer* h, uint64_t* steps) {
-    if (!h || !steps) return GW_ERR_NULL_POINTER;
-    *steps = h->impl.steps();
-    return GW_OK;
-}
-
-gw_status gw_lags_layer_save_bound(const gw_lags_layer* h, size_t* bound) {
-    return save_bound(h, bound);
-}
-gw_status gw_lags_layer_save(const gw_lags_layer* h, void* blob, size_t capacity,
-                             size_t* written) {
-    return save(h, blob, capacity, written);
-}
-gw_status gw_lags_layer_load(gw_lags_layer* h, const void* blob, size_t size) {
-    return load(h, blob, size);
+    return read_vector(h, &gw::LagsLayer::residual, out, n);
 }
 
 gw_status gw_lags_network_init(gw_lags_network* net, unsigned int version) {

@@ -6,21 +6,16 @@
 
 #include "api_internal.hpp"
 #include "codecs/randk_positions.hpp"
+#include "frame/diagnostics.hpp"
 #include "frame/frame.hpp"
 #include "kernels/kernels.hpp"
+#include "util/index_sets.hpp"
 
 using namespace gw::api;
 
 namespace {
 
 bool float_param(int param) { return param == GW_PARAM_THRESHOLD || param == GW_PARAM_BUDGET; }
-
-// idx[0..k) strictly increasing and below n.
-bool valid_indices(const uint32_t* idx, size_t k, uint64_t n) {
-    for (size_t j = 0; j < k; ++j)
-        if (idx[j] >= n || (j && idx[j] <= idx[j - 1])) return false;
-    return true;
-}
 
 }  // namespace
 
@@ -58,27 +53,24 @@ gw_status gw_randk_indices(uint64_t seed, uint32_t step, uint32_t tensor, uint64
 
 gw_status gw_gather(const float* x, uint64_t n, const uint32_t* idx, size_t k, float* out) {
     if ((!x && n) || ((!idx || !out) && k)) return GW_ERR_NULL_POINTER;
-    if (n > GW_MAX_ELEMENTS || !valid_indices(idx, k, n)) return GW_ERR_INVALID_ARGUMENT;
+    if (n > GW_MAX_ELEMENTS || !gw::index::valid(idx, k, n)) return GW_ERR_INVALID_ARGUMENT;
     if (overlaps(x, span_bytes(n, 4), out, span_bytes(k, 4)) ||
         overlaps(idx, span_bytes(k, 4), out, span_bytes(k, 4)))
         return GW_ERR_OVERLAP;
-    for (size_t j = 0; j < k; ++j) out[j] = x[idx[j]];
+    gw::index::gather(x, idx, k, out);
     return GW_OK;
 }
 
 gw_status gw_scatter_add(const float* values, const uint32_t* idx, size_t k, float alpha,
                          float* acc, uint64_t n) {
     if (((!values || !idx) && k) || (!acc && n)) return GW_ERR_NULL_POINTER;
-    if (n > GW_MAX_ELEMENTS || !std::isfinite(alpha) || !valid_indices(idx, k, n))
+    if (n > GW_MAX_ELEMENTS || !std::isfinite(alpha) || !gw::index::valid(idx, k, n))
         return GW_ERR_INVALID_ARGUMENT;
     if (overlaps(values, span_bytes(k, 4), acc, span_bytes(n, 4)) ||
         overlaps(idx, span_bytes(k, 4), acc, span_bytes(n, 4)))
         return GW_ERR_OVERLAP;
     if (!gw::kern::active().all_finite(values, k)) return GW_ERR_NONFINITE;
-    for (size_t j = 0; j < k; ++j) {  // same arithmetic as decode_accumulate
-        const float t = alpha * values[j];
-        acc[idx[j]] = acc[idx[j]] + t;
-    }
+    gw::index::scatter_add(values, idx, k, alpha, acc);
     return GW_OK;
 }
 
@@ -87,26 +79,11 @@ gw_status gw_codec_contraction(const gw_codec_spec* spec, const gw_encode_ctx* c
     if (!spec || !ratio || (!x && n)) return GW_ERR_NULL_POINTER;
     if (ctx && !known_version(ctx->version, GW_ENCODE_CTX_VERSION)) return GW_ERR_OPTIONS_VERSION;
     if (n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
-    size_t bound = 0;
-    if (!gw::frame::frame_bound(spec->p, n, &bound)) return GW_ERR_INVALID_ARGUMENT;
-    // The residual x - C(x) comes out of the encoder itself (a frame is
-    // written to scratch and dropped).
-    gw::Scratch frame_mem, res_mem;
-    uint8_t* frame = static_cast<uint8_t*>(frame_mem.get(bound));
-    float* res = static_cast<float*>(res_mem.get(span_bytes(n, 4) + 4));
-    if (!frame || !res) return GW_ERR_OUT_OF_MEMORY;
     gw::Workspace& ws = gw::thread_workspace();
     gw::EncodeCtx c;
     if (ctx) c = gw::EncodeCtx{ctx->seed, ctx->step, ctx->tensor, nullptr};
     c.scratch = &ws.codec;
-    size_t written = 0;
-    const gw_status st =
-        gw::frame::encode(spec->p, c, 0, x, n, frame, bound, &written, res, ws.stage);
-    if (st != GW_OK) return st;
-    const gw::kern::Table& t = gw::kern::active();
-    const double xx = t.sum_sq(x, n);
-    *ratio = xx == 0.0 ? 0.0 : t.sum_sq(res, n) / xx;
-    return GW_OK;
+    return gw::frame::contraction(spec->p, c, x, n, ws.stage, ratio);
 }
 
 gw_status gw_frame_compression_ratio(const void* frame, size_t size, double* ratio) {

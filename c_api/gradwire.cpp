@@ -9,24 +9,15 @@
 
 #include "api_internal.hpp"
 #include "codecs/codec.hpp"
-#include "feedback/ef_server.hpp"
-#include "feedback/ef_worker.hpp"
-#include "feedback/state_blob.hpp"
+#include "handles.hpp"
 #include "frame/frame.hpp"
 #include "frame/many.hpp"
 #include "kernels/kernels.hpp"
-#include "rng.hpp"
 #include "util/bytes.hpp"
+#include "util/shard.hpp"
 
 #define GW_STR2(x) #x
 #define GW_STR(x) GW_STR2(x)
-
-struct gw_worker {
-    gw::EfWorker impl;
-};
-struct gw_server {
-    gw::EfServer impl;
-};
 
 using namespace gw::api;
 
@@ -329,10 +320,6 @@ gw_status gw_frame_spec(const void* frame, size_t size, gw_codec_spec** spec) {
 
 /* Worker ------------------------------------------------------------------- */
 
-gw_status gw_worker_options_init(gw_worker_options* o, unsigned int version) {
-    return init_versioned(o, version, GW_WORKER_OPTIONS_VERSION, gw_worker_options GW_WORKER_OPTIONS_INIT);
-}
-
 gw_status gw_worker_create(gw_worker** w, const gw_worker_options* o, const gw_codec_spec* codec) {
     if (!w || !o || !codec) return GW_ERR_NULL_POINTER;
     if (!known_version(o->version, GW_WORKER_OPTIONS_VERSION)) return GW_ERR_OPTIONS_VERSION;
@@ -356,64 +343,26 @@ gw_status gw_worker_create(gw_worker** w, const gw_worker_options* o, const gw_c
     return create_handle(w, c);
 }
 
-void gw_worker_free(gw_worker* w) { delete w; }
-
-gw_status gw_worker_frame_bound(const gw_worker* w, size_t* bound) {
-    if (!w || !bound) return GW_ERR_NULL_POINTER;
-    *bound = w->impl.frame_bound();
-    return GW_OK;
-}
-
 gw_status gw_worker_step(gw_worker* w, const void* grad, gw_dtype dtype, uint64_t n, float lr,
                          void* frame, size_t capacity, size_t* written) {
-    if (!w || !grad || !frame || !written) return GW_ERR_NULL_POINTER;
-    if (!valid_dtype(dtype)) return GW_ERR_INVALID_ARGUMENT;
-    if (n != w->impl.config().n) return GW_ERR_COUNT_MISMATCH;
-    if (overlaps(grad, span_bytes(n, dtype_size(dtype)), frame, capacity)) return GW_ERR_OVERLAP;
-    return w->impl.step(grad, dtype, lr, frame, capacity, written);
-}
-
-gw_status gw_worker_step_count(const gw_worker* w, uint64_t* steps) {
-    if (!w || !steps) return GW_ERR_NULL_POINTER;
-    *steps = w->impl.steps();
-    return GW_OK;
+    return tensor_step(w, grad, dtype, n, lr, frame, capacity, written);
 }
 
 gw_status gw_worker_residual(const gw_worker* w, float* out, uint64_t n) {
-    if (!w || !out) return GW_ERR_NULL_POINTER;
-    if (n != w->impl.config().n) return GW_ERR_COUNT_MISMATCH;
-    w->impl.residual(out);
-    return GW_OK;
+    return read_vector(w, &gw::EfWorker::residual, out, n);
 }
 
 gw_status gw_worker_momentum(const gw_worker* w, float* out, uint64_t n) {
-    if (!w || !out) return GW_ERR_NULL_POINTER;
-    if (n != w->impl.config().n) return GW_ERR_COUNT_MISMATCH;
-    w->impl.momentum(out);
-    return GW_OK;
+    return read_vector(w, &gw::EfWorker::momentum, out, n);
 }
-
-gw_status gw_worker_save_bound(const gw_worker* w, size_t* bound) { return save_bound(w, bound); }
-
-gw_status gw_worker_save(const gw_worker* w, void* blob, size_t capacity, size_t* written) {
-    return save(w, blob, capacity, written);
-}
-
-gw_status gw_worker_load(gw_worker* w, const void* blob, size_t size) { return load(w, blob, size); }
 
 /* Server ------------------------------------------------------------------- */
-
-gw_status gw_server_options_init(gw_server_options* o, unsigned int version) {
-    return init_versioned(o, version, GW_SERVER_OPTIONS_VERSION, gw_server_options GW_SERVER_OPTIONS_INIT);
-}
 
 gw_status gw_shard_range(uint64_t total, uint32_t parts, uint32_t index, uint64_t* offset,
                          uint64_t* length) {
     if (!offset || !length) return GW_ERR_NULL_POINTER;
     if (parts == 0 || index >= parts || total > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
-    const uint64_t base = total / parts, extra = total % parts;
-    *offset = index * base + (index < extra ? index : extra);
-    *length = base + (index < extra ? 1 : 0);
+    gw::shard_range(total, parts, index, offset, length);
     return GW_OK;
 }
 
@@ -439,14 +388,6 @@ gw_status gw_server_create(gw_server** s, const gw_server_options* o,
     c.tensor = o->tensor;
     c.check_tag = o->check_tag == 1;
     return create_handle(s, c);
-}
-
-void gw_server_free(gw_server* s) { delete s; }
-
-gw_status gw_server_frame_bound(const gw_server* s, size_t* bound) {
-    if (!s || !bound) return GW_ERR_NULL_POINTER;
-    *bound = s->impl.frame_bound();
-    return GW_OK;
 }
 
 gw_status gw_server_push(gw_server* s, const void* frame, size_t size) {
@@ -485,12 +426,6 @@ gw_status gw_server_reset_round(gw_server* s) {
     return GW_OK;
 }
 
-gw_status gw_server_step_count(const gw_server* s, uint64_t* steps) {
-    if (!s || !steps) return GW_ERR_NULL_POINTER;
-    *steps = s->impl.steps();
-    return GW_OK;
-}
-
 gw_status gw_server_residual(const gw_server* s, float* out, uint64_t n) {
     if (!s || (!out && n)) return GW_ERR_NULL_POINTER;
     if (n != s->impl.config().length) return GW_ERR_COUNT_MISMATCH;
@@ -498,33 +433,19 @@ gw_status gw_server_residual(const gw_server* s, float* out, uint64_t n) {
     return GW_OK;
 }
 
-gw_status gw_server_save_bound(const gw_server* s, size_t* bound) { return save_bound(s, bound); }
-
-gw_status gw_server_save(const gw_server* s, void* blob, size_t capacity, size_t* written) {
-    return save(s, blob, capacity, written);
-}
-
-gw_status gw_server_load(gw_server* s, const void* blob, size_t size) { return load(s, blob, size); }
-
 /* RNG and CRC ---------------------------------------------------------------- */
 
 gw_status gw_rng_u32(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first,
                      uint32_t* out, size_t n) {
     if (!out && n) return GW_ERR_NULL_POINTER;
-    gw::rng_u32(seed, step, tensor, first, out, n);
+    gw::kern::active().rng_u32(seed, step, tensor, first, out, n);
     return GW_OK;
 }
 
 gw_status gw_rng_uniform(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first,
                          float* out, size_t n) {
     if (!out && n) return GW_ERR_NULL_POINTER;
-    uint32_t words[256];
-    for (size_t done = 0; done < n;) {
-        const size_t chunk = n - done < 256 ? n - done : 256;
-        gw::rng_u32(seed, step, tensor, first + done, words, chunk);
-        for (size_t i = 0; i < chunk; ++i) out[done + i] = gw::u32_to_unit_float(words[i]);
-        done += chunk;
-    }
+    gw::kern::rng_uniform(seed, step, tensor, first, out, n);
     return GW_OK;
 }
 

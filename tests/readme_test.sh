@@ -18,7 +18,7 @@ awk -v dir="$dir" '
 count=$(ls "$dir"/example_*.c 2>/dev/null | wc -l)
 [ "$count" -gt 0 ] || { echo "no C example found in README.md"; exit 1; }
 for f in "$dir"/example_*.c; do
-    cc -std=c99 -pedantic-errors -Wall -Wextra -Werror -I"$src/c_api" "$f" -o "${f%.c}" \
+    cc -std=c99 -pedantic-errors -Wall -Wextra -Werror -I"$src/include" "$f" -o "${f%.c}" \
        -L"$build" -lgradwire -Wl,-rpath,"$build"
     "${f%.c}"
 done

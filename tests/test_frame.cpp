@@ -479,3 +479,76 @@ TEST(Api, StatusStringsNamesAndVersion) {
               std::to_string(GW_VERSION_MAJOR) + "." + std::to_string(GW_VERSION_MINOR) + "." +
                   std::to_string(GW_VERSION_PATCH));
 }
+
+// (NULL, 0) is an empty frame, not a missing pointer: every reader answers it
+// as it answers any frame shorter than the header (issue 20, item 8).
+TEST(Api, EveryReaderTakesNullEmptyAsTruncated) {
+    const gw_status T = GW_ERR_FRAME_TRUNCATED;
+    float out[4] = {0, 0, 0, 0};
+    uint64_t count = 0;
+    size_t size = 0, cnt = 0, bad = 0;
+    double ratio = 0;
+    uint32_t idx[4];
+    gw_frame_info info = GW_FRAME_INFO_INIT;
+    gw_codec_spec* spec = nullptr;
+    EXPECT_EQ(gw_decode(nullptr, 0, out, 4, &count), T);
+    EXPECT_EQ(gw_decode_accumulate(nullptr, 0, 1.0f, out, 4), T);
+    const void* frames[1] = {nullptr};
+    const size_t sizes[1] = {0};
+    EXPECT_EQ(gw_decode_accumulate_many(frames, sizes, 1, 1.0f, out, 4, &bad), T);
+    EXPECT_EQ(gw_frame_size(nullptr, 0, &size), T);
+    EXPECT_EQ(gw_frame_inspect(nullptr, 0, &info), T);
+    EXPECT_EQ(gw_frame_spec(nullptr, 0, &spec), T);
+    EXPECT_EQ(gw_frame_compression_ratio(nullptr, 0, &ratio), T);
+    EXPECT_EQ(gw_index_frame_indices(nullptr, 0, idx, 4, &cnt), T);
+    EXPECT_EQ(gw_index_frame_indices(nullptr, 0, nullptr, 0, &cnt), T);
+
+    gw_fusion_options fo = GW_FUSION_OPTIONS_INIT;
+    fo.layers = 2;
+    gw_fusion* f = nullptr;
+    ASSERT_EQ(gw_fusion_create(&f, &fo), GW_OK);
+    int flush = 0;
+    EXPECT_EQ(gw_fusion_add(f, 0, nullptr, 0, &flush), T);
+    gw_fusion_free(f);
+
+    gwtest::Spec sign = codec(GW_CODEC_SIGN);
+    gw_server_options so = GW_SERVER_OPTIONS_INIT;
+    so.total = so.length = 4;
+    so.num_workers = 1;
+    gw_server* s = nullptr;
+    ASSERT_EQ(gw_server_create(&s, &so, sign, nullptr), GW_OK);
+    EXPECT_EQ(gw_server_push(s, nullptr, 0), T);
+    gw_server_free(s);
+
+    gw_asylpg_worker_options wo = GW_ASYLPG_WORKER_OPTIONS_INIT;
+    wo.n = 4;
+    gw_asylpg_worker* w = nullptr;
+    ASSERT_EQ(gw_asylpg_worker_create(&w, &wo, codec(GW_CODEC_QUANT)), GW_OK);
+    ASSERT_EQ(gw_asylpg_worker_set_snapshot(w, out, 4), GW_OK);
+    EXPECT_EQ(gw_asylpg_worker_receive(w, nullptr, 0), T);
+    gw_asylpg_worker_free(w);
+
+    gw_asylpg_master_options mo = GW_ASYLPG_MASTER_OPTIONS_INIT;
+    mo.n = 4;
+    mo.epoch_length = 2;
+    gw_asylpg_master* m = nullptr;
+    ASSERT_EQ(gw_asylpg_master_create(&m, &mo, out, 4), GW_OK);
+    ASSERT_EQ(gw_asylpg_master_begin_epoch(m, out, 4), GW_OK);
+    EXPECT_EQ(gw_asylpg_master_push(m, nullptr, 0), T);
+    gw_asylpg_master_free(m);
+}
+
+// x0's length differs from opts->n: the count of a buffer against the
+// tensor's length, COUNT_MISMATCH as in every other call (docs/c-api.md).
+TEST(Api, AsylpgMasterX0LengthIsACountMismatch) {
+    gw_asylpg_master_options o = GW_ASYLPG_MASTER_OPTIONS_INIT;
+    o.n = 4;
+    o.epoch_length = 2;
+    const float x0[5] = {1, 2, 3, 4, 5};
+    gw_asylpg_master* m = nullptr;
+    EXPECT_EQ(gw_asylpg_master_create(&m, &o, x0, 5), GW_ERR_COUNT_MISMATCH);
+    EXPECT_EQ(gw_asylpg_master_create(&m, &o, x0, 3), GW_ERR_COUNT_MISMATCH);
+    EXPECT_EQ(m, nullptr);
+    ASSERT_EQ(gw_asylpg_master_create(&m, &o, x0, 4), GW_OK);
+    gw_asylpg_master_free(m);
+}

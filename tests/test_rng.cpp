@@ -2,7 +2,7 @@
 // access, stream independence and uniformity.
 #include <cmath>
 
-#include "rng.hpp"
+#include "util/rng.hpp"
 #include "test_util.hpp"
 
 TEST(Rng, PhiloxKnownAnswers) {
@@ -71,4 +71,25 @@ TEST(Rng, UniformFloatsPassChiSquareAndMoments) {
     double c = 0;
     for (size_t i = 1; i < n; ++i) c += (u[i] - 0.5) * (u[i - 1] - 0.5);
     EXPECT_NEAR(c / (n - 1) * 12, 0.0, 0.01);
+}
+
+// The public calls run on the active target's vector kernel: every target
+// gives the reference stream (gw::rng_u32) word for word, at any offset and
+// length, and gw_rng_uniform is u32_to_unit_float of it.
+TEST(Rng, PublicCallsMatchTheReferenceOnEveryTarget) {
+    const size_t n = 3 * 768 + 37;
+    std::vector<uint32_t> ref(n), got(n);
+    std::vector<float> uni(n);
+    for (gw_simd_target target : gwtest::supported_targets()) {
+        ASSERT_EQ(gw_simd_set_target(target), GW_OK);
+        for (uint64_t first : {uint64_t(0), uint64_t(3), uint64_t(1) << 33}) {
+            gw::rng_u32(77, 5, 2, first, ref.data(), n);
+            ASSERT_EQ(gw_rng_u32(77, 5, 2, first, got.data(), n), GW_OK);
+            EXPECT_EQ(got, ref) << gw_simd_target_name(target) << " first " << first;
+            ASSERT_EQ(gw_rng_uniform(77, 5, 2, first, uni.data(), n), GW_OK);
+            for (size_t i = 0; i < n; ++i)
+                ASSERT_EQ(uni[i], gw::u32_to_unit_float(ref[i])) << gw_simd_target_name(target) << " " << i;
+        }
+    }
+    ASSERT_EQ(gw_simd_set_target(GW_SIMD_AUTO), GW_OK);
 }

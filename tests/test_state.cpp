@@ -878,3 +878,42 @@ TEST(State, AccBeginEpochOverflowIsRefused) {
     EXPECT_EQ(sv(), b);
     gw_asylpg_master_free(m);
 }
+
+// The calls c_api/handles.def generates for every handle, driven by the same
+// list, so a new line is tested with no edit here: options_init fills the
+// INIT value and checks pointer and version; the rest refuse a NULL handle
+// or output, and free(NULL) does nothing.
+TEST(Handles, SharedCallsCheckTheirArguments) {
+    size_t bytes = 0;
+    uint64_t steps = 0;
+    uint8_t blob[16];
+#define GW_CHECK_BOUND_none(name)
+#define GW_CHECK_BOUND_frame_bound(name) GW_CHECK_BOUND(name, frame_bound)
+#define GW_CHECK_BOUND_index_frame_bound(name) GW_CHECK_BOUND(name, index_frame_bound)
+#define GW_CHECK_BOUND(name, bound) \
+    EXPECT_EQ(gw_##name##_##bound(nullptr, &bytes), GW_ERR_NULL_POINTER) << #name;
+#define GW_CHECK_STEPS_none(name)
+#define GW_CHECK_STEPS_step_count(name) \
+    EXPECT_EQ(gw_##name##_step_count(nullptr, &steps), GW_ERR_NULL_POINTER) << #name;
+#define GW_CHECK_STATE_none(name)
+#define GW_CHECK_STATE_checkpoint(name)                                                      \
+    EXPECT_EQ(gw_##name##_save_bound(nullptr, &bytes), GW_ERR_NULL_POINTER) << #name;        \
+    EXPECT_EQ(gw_##name##_save(nullptr, blob, sizeof blob, &bytes), GW_ERR_NULL_POINTER);    \
+    EXPECT_EQ(gw_##name##_load(nullptr, blob, sizeof blob), GW_ERR_NULL_POINTER) << #name;
+#define GW_HANDLE(name, NAME, Impl, bound, steps, state)                                      \
+    {                                                                                         \
+        gw_##name##_options o, init = GW_##NAME##_OPTIONS_INIT;                               \
+        std::memset(&o, 0xA5, sizeof o);                                                      \
+        EXPECT_EQ(gw_##name##_options_init(nullptr, GW_##NAME##_OPTIONS_VERSION),             \
+                  GW_ERR_NULL_POINTER) << #name;                                              \
+        EXPECT_EQ(gw_##name##_options_init(&o, 0), GW_ERR_OPTIONS_VERSION) << #name;          \
+        EXPECT_EQ(gw_##name##_options_init(&o, GW_##NAME##_OPTIONS_VERSION + 1),              \
+                  GW_ERR_OPTIONS_VERSION) << #name;                                           \
+        ASSERT_EQ(gw_##name##_options_init(&o, GW_##NAME##_OPTIONS_VERSION), GW_OK) << #name; \
+        EXPECT_EQ(o.version, init.version) << #name;                                          \
+        gw_##name##_free(nullptr);                                                            \
+        GW_CHECK_BOUND_##bound(name) GW_CHECK_STEPS_##steps(name) GW_CHECK_STATE_##state(name) \
+    }
+#include "../c_api/handles.def"
+#undef GW_HANDLE
+}

@@ -9,6 +9,7 @@
 
 #include "kernels/kernels.hpp"
 #include "kernels/tables.hpp"
+#include "util/rng.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <cpuid.h>
@@ -163,6 +164,18 @@ const char* target_name(gw_simd_target target) {
     case GW_SIMD_AVX512: return "avx512";
     }
     return "unknown";
+}
+
+void rng_uniform(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first, float* out,
+                 size_t n) {
+    const Table& t = active();
+    uint32_t words[kRngChunk];
+    for (size_t done = 0; done < n;) {
+        const size_t chunk = n - done < kRngChunk ? n - done : kRngChunk;
+        t.rng_u32(seed, step, tensor, first + done, words, chunk);
+        for (size_t i = 0; i < chunk; ++i) out[done + i] = u32_to_unit_float(words[i]);
+        done += chunk;
+    }
 }
 
 }  // namespace gw::kern

@@ -137,7 +137,7 @@ struct Table {
     size_t (*threshold_select)(const float* x, size_t n, float t, uint32_t* idx, size_t cap);
 
     // Words first..first+n of the Philox4x32-10 stream (seed, step, tensor),
-    // exactly gw::rng_u32 (src/rng.hpp), several counters per instruction.
+    // exactly gw::rng_u32 (src/util/rng.hpp), several counters per instruction.
     void (*rng_u32)(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first, uint32_t* out,
                     size_t n);
 
@@ -178,5 +178,11 @@ const Table* table_for(gw_simd_target target);
 gw_status set_target(gw_simd_target target);
 gw_simd_target active_target();
 const char* target_name(gw_simd_target target);
+
+// Floats in [0, 1) of the stream (seed, step, tensor) from element `first`
+// (u32_to_unit_float of each word): the active target's rng_u32, a stack
+// chunk at a time, so no allocation.
+void rng_uniform(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first, float* out,
+                 size_t n);
 
 }  // namespace gw::kern

@@ -7,7 +7,7 @@
 #pragma once
 
 #include "kernels/common.hpp"
-#include "rng.hpp"
+#include "util/rng.hpp"
 
 namespace gw::kern {
 namespace {
@@ -17,7 +17,7 @@ struct Quantize;  // vector body below; Quantize<ScalarArch> is the scalar code
 
 template <>
 struct Quantize<ScalarArch> {
-    // src/rng.cpp is the reference (and the scalar target): an ordinary
+    // src/util/rng.cpp is the reference (and the scalar target): an ordinary
     // external function, so sharing it between arch files is safe.
     static void rng_u32(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t first,
                         uint32_t* out, size_t n) {
@@ -105,7 +105,7 @@ struct Quantize : VecBase<Arch> {
     alignas(64) static constexpr int32_t kIota[16] = {0, 1, 2,  3,  4,  5,  6,  7,
                                                       8, 9, 10, 11, 12, 13, 14, 15};
 
-    // Philox4x32-10 on W counters at once (rng.hpp): block b gives words
+    // Philox4x32-10 on W counters at once (util/rng.hpp): block b gives words
     // 4b..4b+3 of the stream. Three groups of W blocks go through the rounds
     // together (one group's ten rounds are a chain of dependent multiplies),
     // then single groups; partial blocks at either end, the last < W blocks,

@@ -7,7 +7,7 @@
 
 #include "fixture.hpp"
 #include "ref_quantize.hpp"
-#include "rng.hpp"
+#include "util/rng.hpp"
 
 namespace gw::ktest {
 namespace {

@@ -295,10 +295,9 @@ def bundle_frames(bundle: Any):
     return [tuple(flat[i:i + 3]) for i in range(0, len(flat), 3)]
 
 
-class _Handle:
-    """Context manager, close(), repr, and checkpoints for every state machine."""
-
-    _kind = "handle"
+class _Owner:
+    """Context manager, close() and repr for every native handle (the
+    constructor keeps its arguments in self._args)."""
 
     def close(self) -> None:
         """Free the native state now (later calls raise GradwireError)."""
@@ -309,6 +308,26 @@ class _Handle:
 
     def __exit__(self, *exc: Any) -> None:
         self.close()
+
+    def __repr__(self) -> str:
+        args = ", ".join(f"{k}={v!r}" for k, v in self._args.items())
+        return f"{type(self).__name__}({args})"
+
+    # The shapes the handles' calls share: a copy of one of the handle's
+    # n-vectors (into out, or a new array), and a frame as bytes or into out.
+    def _vector(self, get, *args: Any, out: Any = None) -> np.ndarray:
+        arr = out_array(out, self.size(), np.float32, "out")  # type: ignore[attr-defined]
+        get(self, *args, arr)
+        return arr
+
+    def _frame(self, make, make_into, *args: Any, out: Any = None) -> Union[bytes, int]:
+        if out is None:
+            return make(self, *args)
+        return make_into(self, *args, bytes_out(out, "out"))
+
+
+class _Handle(_Owner):
+    """A state machine: checkpoints, and pickling through them."""
 
     def save(self) -> bytes:
         """A checkpoint of the whole state (restores bit-identically)."""
@@ -321,10 +340,6 @@ class _Handle:
     # Pickling: the constructor arguments plus the checkpoint.
     def __reduce__(self):
         return (_restore, (type(self), self._args, self.save()))
-
-    def __repr__(self) -> str:
-        args = ", ".join(f"{k}={v!r}" for k, v in self._args.items())
-        return f"{type(self).__name__}({args})"
 
 
 def _restore(cls, args, blob):
@@ -352,19 +367,13 @@ class Worker(_Handle, _n.Worker):
              out: Any = None) -> Union[bytes, int]:
         """Momentum + residual + compression of grad: the frame (or bytes written to out)."""
         buf, dt = tensor_in(grad, dtype)
-        if out is None:
-            return _n.Worker.step(self, buf, dt, lr)
-        return _n.Worker.step_into(self, buf, dt, lr, bytes_out(out, "out"))
+        return self._frame(_n.Worker.step, _n.Worker.step_into, buf, dt, lr, out=out)
 
     def residual(self, out: Any = None) -> np.ndarray:
-        arr = out_array(out, self.size(), np.float32, "out")
-        _n.Worker.residual(self, arr)
-        return arr
+        return self._vector(_n.Worker.residual, out=out)
 
     def momentum(self, out: Any = None) -> np.ndarray:
-        arr = out_array(out, self.size(), np.float32, "out")
-        _n.Worker.momentum(self, arr)
-        return arr
+        return self._vector(_n.Worker.momentum, out=out)
 
 
 class Server(_Handle, _n.Server):
@@ -387,22 +396,16 @@ class Server(_Handle, _n.Server):
         _n.Server.push(self, bytes_in(frame, "frame"))
 
     def step(self, lr: float = 1.0, *, out: Any = None) -> Union[bytes, int]:
-        if out is None:
-            return _n.Server.step(self, lr)
-        return _n.Server.step_into(self, lr, bytes_out(out, "out"))
+        return self._frame(_n.Server.step, _n.Server.step_into, lr, out=out)
 
     def round(self, frames: Any, lr: float = 1.0, *, out: Any = None) -> Union[bytes, int]:
         """All M frames of a round, then the step, in one tiled call: the same frame
         as pushing each and stepping; a rejected round changes nothing."""
         views = [bytes_in(f, f"frames[{i}]") for i, f in enumerate(frames)]
-        if out is None:
-            return _n.Server.round(self, views, lr)
-        return _n.Server.round_into(self, views, lr, bytes_out(out, "out"))
+        return self._frame(_n.Server.round, _n.Server.round_into, views, lr, out=out)
 
     def residual(self, out: Any = None) -> np.ndarray:
-        arr = out_array(out, self.size(), np.float32, "out")
-        _n.Server.residual(self, arr)
-        return arr
+        return self._vector(_n.Server.residual, out=out)
 
 
 class Cltk(_Handle, _n.Cltk):
@@ -420,9 +423,7 @@ class Cltk(_Handle, _n.Cltk):
         _n.Cltk.begin(self, buf, dt, lr)
 
     def select(self, *, out: Any = None) -> Union[bytes, int]:
-        if out is None:
-            return _n.Cltk.select(self)
-        return _n.Cltk.select_into(self, bytes_out(out, "out"))
+        return self._frame(_n.Cltk.select, _n.Cltk.select_into, out=out)
 
     def extract(self, frame: Any = None, out: Any = None) -> np.ndarray:
         """Values at the leader's indices (all n in a dense round), for a sum all-reduce."""
@@ -438,9 +439,7 @@ class Cltk(_Handle, _n.Cltk):
         _n.Cltk.apply(self, f32_in(summed, "summed"), None if x is None else _writable_f32(x, "x"))
 
     def memory(self, out: Any = None) -> np.ndarray:
-        arr = out_array(out, self.size(), np.float32, "out")
-        _n.Cltk.memory(self, arr)
-        return arr
+        return self._vector(_n.Cltk.memory, out=out)
 
     def indices(self) -> np.ndarray:
         buf = np.empty(self.values_bound(), np.uint32)
@@ -459,21 +458,15 @@ class LagsLayer(_Handle, _n.LagsLayer):
     def step(self, grad: Any, lr: float = 1.0, *, dtype: Any = None,
              out: Any = None) -> Union[bytes, int]:
         buf, dt = tensor_in(grad, dtype)
-        if out is None:
-            return _n.LagsLayer.step(self, buf, dt, lr)
-        return _n.LagsLayer.step_into(self, buf, dt, lr, bytes_out(out, "out"))
+        return self._frame(_n.LagsLayer.step, _n.LagsLayer.step_into, buf, dt, lr, out=out)
 
     def step_dense(self, grad: Any, lr: float = 1.0, *, dtype: Any = None,
                    out: Any = None) -> np.ndarray:
         buf, dt = tensor_in(grad, dtype)
-        arr = out_array(out, self.size(), np.float32, "out")
-        _n.LagsLayer.step_dense(self, buf, dt, lr, arr)
-        return arr
+        return self._vector(_n.LagsLayer.step_dense, buf, dt, lr, out=out)
 
     def residual(self, out: Any = None) -> np.ndarray:
-        arr = out_array(out, self.size(), np.float32, "out")
-        _n.LagsLayer.residual(self, arr)
-        return arr
+        return self._vector(_n.LagsLayer.residual, out=out)
 
 
 class AsylpgMaster(_Handle, _n.AsylpgMaster):
@@ -498,26 +491,20 @@ class AsylpgMaster(_Handle, _n.AsylpgMaster):
                                  model_block, tensor, seed)
 
     def snapshot(self, out: Any = None) -> np.ndarray:
-        arr = out_array(out, self.size(), np.float32, "out")
-        _n.AsylpgMaster.snapshot(self, arr)
-        return arr
+        return self._vector(_n.AsylpgMaster.snapshot, out=out)
 
     def begin_epoch(self, full_grad: Any) -> None:
         _n.AsylpgMaster.begin_epoch(self, f32_in(full_grad, "full_grad"))
 
     def model(self, *, out: Any = None) -> Union[bytes, int]:
         """The model frame (b_x of it: last_bits(); 0 = unchanged, 32 = full precision)."""
-        if out is None:
-            return _n.AsylpgMaster.model(self)
-        return _n.AsylpgMaster.model_into(self, bytes_out(out, "out"))
+        return self._frame(_n.AsylpgMaster.model, _n.AsylpgMaster.model_into, out=out)
 
     def push(self, frame: Any) -> None:
         _n.AsylpgMaster.push(self, bytes_in(frame, "frame"))
 
     def params(self, out: Any = None) -> np.ndarray:
-        arr = out_array(out, self.size(), np.float32, "out")
-        _n.AsylpgMaster.params(self, arr)
-        return arr
+        return self._vector(_n.AsylpgMaster.params, out=out)
 
     def progress(self) -> Dict[str, int]:
         e, i, v, r = _n.AsylpgMaster.progress(self)
@@ -559,12 +546,10 @@ class AsylpgWorker(_Handle, _n.AsylpgWorker):
         gs, dt2 = tensor_in(grad_snapshot, dtype, "grad_snapshot")
         if dt != dt2:
             raise TypeError("grad_model and grad_snapshot must have the same dtype")
-        if out is None:
-            return _n.AsylpgWorker.step(self, gm, gs, dt)
-        return _n.AsylpgWorker.step_into(self, gm, gs, dt, bytes_out(out, "out"))
+        return self._frame(_n.AsylpgWorker.step, _n.AsylpgWorker.step_into, gm, gs, dt, out=out)
 
 
-class Fusion(_n.Fusion):
+class Fusion(_Owner, _n.Fusion):
     """Merges small layers' frames into one bundle per iteration (LAGS's fusion buffer)."""
 
     def __init__(self, layers: int, capacity: int = 1 << 16) -> None:
@@ -573,12 +558,3 @@ class Fusion(_n.Fusion):
 
     def add(self, layer: int, frame: Any) -> bool:
         return _n.Fusion.add(self, layer, bytes_in(frame, "frame"))
-
-    def __enter__(self):
-        return self
-
-    def __exit__(self, *exc: Any) -> None:
-        self.close()
-
-    def __repr__(self) -> str:
-        return f"Fusion(layers={self._args['layers']}, capacity={self._args['capacity']})"

@@ -587,7 +587,8 @@ typedef struct gw_asylpg_master_options {
 GW_API gw_status gw_asylpg_master_options_init(gw_asylpg_master_options *opts, unsigned int version);
 
 typedef struct gw_asylpg_master gw_asylpg_master;
-/* x0[0..n): the initial model and first snapshot. */
+/* x0[0..n): the initial model and first snapshot (n != opts->n:
+ * GW_ERR_COUNT_MISMATCH). */
 GW_API gw_status gw_asylpg_master_create(gw_asylpg_master **master,
                                          const gw_asylpg_master_options *opts, const float *x0,
                                          uint64_t n);

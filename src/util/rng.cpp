@@ -1,4 +1,4 @@
-#include "rng.hpp"
+#include "util/rng.hpp"
 
 namespace gw {
 
