@@ -44,8 +44,11 @@ extern "C" {
  * GW_ERR_INVALID_ARGUMENT, never an attempted allocation. */
 #define GW_MAX_ELEMENTS ((uint64_t)1 << 40)
 
-/* A frame tag naming tensor and round, as worker and server handles write it. */
+/* A frame tag naming tensor and round, as worker and server handles write it,
+ * and the two halves of a tag. */
 #define GW_TAG(tensor, step) (((uint64_t)(uint32_t)(tensor) << 32) | (uint64_t)(uint32_t)(step))
+#define GW_TAG_TENSOR(tag) ((uint32_t)((uint64_t)(tag) >> 32))
+#define GW_TAG_STEP(tag) ((uint32_t)(uint64_t)(tag))
 
 #ifndef GW_API
 #  if defined(_WIN32)

@@ -196,10 +196,10 @@ void check_server(const uint8_t* f, size_t fsize, const gw_frame_info& info,
 
     // With the tag check on, the push is accepted only in round 0 of its tensor.
     so.check_tag = 1;
-    so.tensor = static_cast<uint32_t>(info.tag >> 32);
+    so.tensor = GW_TAG_TENSOR(info.tag);
     FUZZ_CHECK(gw_server_create(&s, &so, spec.p, nullptr) == GW_OK);
     const gw_status st = gw_server_push(s, f, fsize);
-    FUZZ_CHECK(st == ((info.tag & 0xFFFFFFFFu) == 0 ? GW_OK : GW_ERR_TAG_MISMATCH));
+    FUZZ_CHECK(st == (GW_TAG_STEP(info.tag) == 0 ? GW_OK : GW_ERR_TAG_MISMATCH));
     gw_server_free(s);
 }
 

@@ -32,7 +32,7 @@ gw_status EfServer::init(const ServerConfig& c) {
 gw_status EfServer::accept(const frame::View& v) const {
     if (vote() && v.params.codec->id != GW_CODEC_SIGN) return GW_ERR_CODEC_MISMATCH;
     if (cfg_.has_expect && !params_equal(v.params, cfg_.expect)) return GW_ERR_CODEC_MISMATCH;
-    if (cfg_.check_tag && v.tag != frame_tag(cfg_.tensor, s_.clock.step))
+    if (cfg_.check_tag && v.tag != frame::make_tag(cfg_.tensor, s_.clock.step))
         return GW_ERR_TAG_MISMATCH;
     return GW_OK;
 }
@@ -123,7 +123,8 @@ gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t
         if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;
         if (st != GW_OK) return st;
         if (fixed) bound_.advance(b, false, e != nullptr);
-        *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, s_.clock.step), n, len, 0, frame);
+        *written =
+            frame::seal(cfg_.codec, frame::make_tag(cfg_.tensor, s_.clock.step), n, len, 0, frame);
         s_.clock.advance(lr);
         return GW_OK;
     }
@@ -156,13 +157,13 @@ gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written
             [&](uint64_t off, uint64_t) { return CombineInputs{acc + off, acc + off, e + off}; },
             e_.get(), nullptr, false, ws_.codec, frame, &len);
         if (st == GW_OK)
-            *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, s_.clock.step), n, len, 0,
-                                   frame);
+            *written = frame::seal(cfg_.codec, frame::make_tag(cfg_.tensor, s_.clock.step), n,
+                                   len, 0, frame);
     } else {
         if (n) t.ef_combine(acc, acc, e, combine_coef(r), q_.get(), n);
         const EncodeCtx ctx{0, s_.clock.step, cfg_.tensor, &ws_.codec};
-        st = frame::encode(cfg_.codec, ctx, frame_tag(cfg_.tensor, s_.clock.step), q_.get(), n,
-                           frame, capacity, written, e_.get(), ws_.stage);
+        st = frame::encode(cfg_.codec, ctx, frame::make_tag(cfg_.tensor, s_.clock.step), q_.get(),
+                           n, frame, capacity, written, e_.get(), ws_.stage);
     }
     // acc and e_s are finite, so a non-finite q can only be an overflow.
     if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;
