@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "codecs/codec.hpp"
+#include "codecs/sign_bits.hpp"
 #include "frame/frame.hpp"
 #include "kernels/kernels.hpp"
 #include "util/bytes.hpp"
@@ -131,11 +132,10 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
                             Scratch& scratch, void* frame, uint64_t* len) {
     const kern::Table& t = kern::active();
     const uint64_t block = fused_sign_block(codec, n);
-    const uint64_t blocks = (n + block - 1) / block;
-    float* scales = static_cast<float*>(scratch.get(blocks * sizeof(float)));
+    const ScaledSignLayout l(block, n);  // the codec's payload
+    float* scales = static_cast<float*>(scratch.get(l.blocks * sizeof(float)));
     if (!scales) return GW_ERR_OUT_OF_MEMORY;
     uint8_t* payload = frame::payload_of(codec, frame);
-    uint8_t* bits = payload + 4 * blocks;  // blocks are multiples of 8: one bit field
     // Scales of the fixed blocks of tile [off, off+tl).
     auto scale_tile = [&](const CombineInputs& in, uint64_t off, uint64_t tl) {
         for (uint64_t b = 0; b < tl; b += block) {
@@ -155,14 +155,14 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
             const uint64_t d = tl - b < block ? tl - b : block;
             const uint64_t i = off + b;
             const float s = scales[i / block];
-            store_le<float>(payload + 4 * (i / block), s);
-            uint8_t* bb = bits + i / 8;
+            store_le<float>(payload + l.scale_offset(i / block), s);
+            uint8_t* bb = payload + l.sign_byte_offset(i);
             t.ef_sign_step(in.g + b, in.m + b, in.e + b, k, s, d, bb, e_out ? e_out + i : nullptr,
                            m_out ? m_out + i : nullptr);
             if (s == 0.0f) std::memset(bb, 0, (d + 7) / 8);  // the canonical zero block
         }
     };
-    *len = 4 * blocks + (n + 7) / 8;
+    l.size(len);  // n <= GW_MAX_ELEMENTS: always fits
     if (one_pass && block < n) {
         for (uint64_t off = 0; off < n; off += kFusedTile) {
             const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
