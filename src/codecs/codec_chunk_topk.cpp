@@ -51,8 +51,8 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 }  // namespace
 
-extern const Codec kChunkTopkCodec = {
-    GW_CODEC_CHUNK_TOPK, "chunk_topk", kParams, 5, nullptr, max_payload, encode, check,
-    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr, nullptr};
+extern constexpr Codec codec_chunk_topk =
+    CodecDef(GW_CODEC_CHUNK_TOPK, "chunk_topk", kParams)
+        .entries(max_payload, encode, check, sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>);
 
 }  // namespace gw

@@ -75,8 +75,9 @@ void decode(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t
 
 }  // namespace
 
-extern const Codec kIndexCodec = {GW_CODEC_INDEX, "index", kParams, 4, nullptr, max_payload,
-                                  encode, check, decode, accumulate, nullptr, nullptr};
+extern constexpr Codec codec_index =
+    CodecDef(GW_CODEC_INDEX, "index", kParams)
+        .entries(max_payload, encode, check, decode, accumulate);
 
 void index_payload_indices(const uint8_t* payload, uint32_t* out) {
     sparse::for_each_index(payload + 4, load_le<uint32_t>(payload),

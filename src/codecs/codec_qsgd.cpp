@@ -43,7 +43,9 @@ using E = gq::Entries<grid, kBlock, l2_rule>;
 
 }  // namespace
 
-extern const Codec kQsgdCodec = {GW_CODEC_QSGD, "qsgd", kParams, 2, nullptr, E::max_payload,
-                          E::encode, E::check, E::decode, E::accumulate, nullptr, nullptr};
+extern constexpr Codec codec_qsgd =
+    CodecDef(GW_CODEC_QSGD, "qsgd", kParams)
+        .entries(E::max_payload, E::encode, E::check, E::decode, E::accumulate)
+        .caps(kCapStochastic | kCapStochasticRounding);
 
 }  // namespace gw

@@ -120,7 +120,9 @@ void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, 
 
 }  // namespace
 
-extern const Codec kRandomkCodec = {GW_CODEC_RANDOMK, "randomk", kParams, 3, nullptr,
-                                    max_payload, encode, check, decode, accumulate, nullptr, nullptr};
+extern constexpr Codec codec_randomk =
+    CodecDef(GW_CODEC_RANDOMK, "randomk", kParams)
+        .entries(max_payload, encode, check, decode, accumulate)
+        .caps(kCapStochastic | kCapDrawInPayload);
 
 }  // namespace gw

@@ -139,8 +139,9 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 }  // namespace
 
-extern const Codec kSampledTopkCodec = {
-    GW_CODEC_SAMPLED_TOPK, "sampled_topk", kParams, 5, nullptr, max_payload, encode, check,
-    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr, nullptr};
+extern constexpr Codec codec_sampled_topk =
+    CodecDef(GW_CODEC_SAMPLED_TOPK, "sampled_topk", kParams)
+        .entries(max_payload, encode, check, sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>)
+        .caps(kCapStochastic);
 
 }  // namespace gw

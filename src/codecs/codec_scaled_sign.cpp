@@ -132,9 +132,11 @@ bool sign_range(const CodecParams& p, const uint8_t* payload, uint64_t n, uint64
 
 }  // namespace
 
-extern const Codec kScaledSignCodec = {GW_CODEC_SCALED_SIGN, "scaled_sign", kParams,   1,
-                                       nullptr,    max_payload, encode,    check,
-                                       decode,     accumulate,  accumulate_range, sign_range};
+extern constexpr Codec codec_scaled_sign =
+    CodecDef(GW_CODEC_SCALED_SIGN, "scaled_sign", kParams)
+        .entries(max_payload, encode, check, decode, accumulate)
+        .ranges(accumulate_range, sign_range)
+        .caps(kCapFusedScaledSign);
 
 gw_status scaled_sign_phi(const float* x, uint64_t n, uint32_t block_size, double* phi) {
     const kern::Table& t = kern::active();

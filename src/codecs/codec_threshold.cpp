@@ -56,8 +56,8 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 }  // namespace
 
-extern const Codec kThresholdCodec = {
-    GW_CODEC_THRESHOLD, "threshold", kParams, 3, nullptr, max_payload, encode, check,
-    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr, nullptr};
+extern constexpr Codec codec_threshold =
+    CodecDef(GW_CODEC_THRESHOLD, "threshold", kParams)
+        .entries(max_payload, encode, check, sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>);
 
 }  // namespace gw

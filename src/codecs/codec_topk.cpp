@@ -52,8 +52,8 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 }  // namespace
 
-extern const Codec kTopkCodec = {
-    GW_CODEC_TOPK, "topk", kParams, 4, nullptr, max_payload, encode, check,
-    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr, nullptr};
+extern constexpr Codec codec_topk =
+    CodecDef(GW_CODEC_TOPK, "topk", kParams)
+        .entries(max_payload, encode, check, sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>);
 
 }  // namespace gw

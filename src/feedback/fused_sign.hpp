@@ -29,10 +29,11 @@ namespace gw {
 constexpr uint64_t kFusedTile = 16384;
 
 // Block size of the fused path for `codec` on n elements, or 0 when it does
-// not apply (another codec, or blocks that do not tile: not a multiple of 16
-// dividing the tile, nor one block per tensor). One block per tensor: n.
+// not apply (a codec without kCapFusedScaledSign, or blocks that do not tile:
+// not a multiple of 16 dividing the tile, nor one block per tensor). One
+// block per tensor: n.
 inline uint64_t fused_sign_block(const CodecParams& codec, uint64_t n) {
-    if (codec.codec->id != GW_CODEC_SCALED_SIGN) return 0;
+    if (!(codec.codec->caps & kCapFusedScaledSign)) return 0;
     const uint64_t b = static_cast<uint64_t>(param_or(codec, GW_PARAM_BLOCK_SIZE, 1));
     if (b == 0 || b >= n) return n;
     return (b % 16 == 0 && kFusedTile % b == 0) ? b : 0;
