@@ -28,14 +28,12 @@ bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
-    if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
-    const uint64_t cap = chunks::max_entries(p, n);
-    ScratchLayout at;
-    at.add(kern::kTopkScratchBytes);
-    const size_t at_idx = at.add(cap * 4);
-    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(at.bytes()));
-    if (!mem) return GW_ERR_OUT_OF_MEMORY;
-    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + at_idx);
+    sparse::Selection s;
+    const gw_status st = sparse::begin(ctx, x, n, kern::kTopkScratchBytes,
+                                       chunks::max_entries(p, n), sparse::Values::kNo, &s);
+    if (st != GW_OK) return st;
+    uint32_t* idx = s.idx;
+    uint8_t* mem = s.work;
     const uint64_t k =
         chunks::select(x, n, chunks::k_of(p, n), chunks::chunk_of(p), idx, mem);
     uint64_t count = 0;

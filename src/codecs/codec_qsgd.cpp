@@ -43,9 +43,6 @@ using E = gq::Entries<grid, kBlock, l2_rule>;
 
 }  // namespace
 
-extern constexpr Codec codec_qsgd =
-    CodecDef(GW_CODEC_QSGD, "qsgd", kParams)
-        .entries(E::max_payload, E::encode, E::check, E::decode, E::accumulate)
-        .caps(kCapStochastic | kCapStochasticRounding);
+extern constexpr Codec codec_qsgd = E::def(GW_CODEC_QSGD, "qsgd", kParams);
 
 }  // namespace gw

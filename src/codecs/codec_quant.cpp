@@ -26,10 +26,6 @@ using E = gq::Entries<grid, kBlock, gq::max_rule>;
 
 }  // namespace
 
-extern constexpr Codec codec_quant =
-    CodecDef(GW_CODEC_QUANT, "quant", kParams)
-        .entries(E::max_payload, E::encode, E::check, E::decode, E::accumulate)
-        .validate(validate)
-        .caps(kCapStochastic | kCapStochasticRounding);
+extern constexpr Codec codec_quant = E::def(GW_CODEC_QUANT, "quant", kParams).validate(validate);
 
 }  // namespace gw

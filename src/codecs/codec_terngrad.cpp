@@ -20,9 +20,6 @@ using E = gq::Entries<grid, kBlock, gq::max_rule>;
 
 }  // namespace
 
-extern constexpr Codec codec_terngrad =
-    CodecDef(GW_CODEC_TERNGRAD, "terngrad", kParams)
-        .entries(E::max_payload, E::encode, E::check, E::decode, E::accumulate)
-        .caps(kCapStochastic | kCapStochasticRounding);
+extern constexpr Codec codec_terngrad = E::def(GW_CODEC_TERNGRAD, "terngrad", kParams);
 
 }  // namespace gw

@@ -7,16 +7,6 @@
 namespace gw::sparse {
 namespace {
 
-// Stored value bits -> float, through the conversion kernels.
-void values_to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
-    const kern::Table& t = kern::active();
-    switch (vdt) {
-        case GW_DTYPE_F16: t.f16_to_f32(in, out, count); break;
-        case GW_DTYPE_BF16: t.bf16_to_f32(in, out, count); break;
-        default: std::memcpy(out, in, count * 4);
-    }
-}
-
 inline uint32_t abs_bits(float f) {
     uint32_t u;
     std::memcpy(&u, &f, 4);
@@ -64,6 +54,30 @@ void for_each_entry(int64_t vdt, const uint8_t* payload, F&& f) {
 }
 
 }  // namespace
+
+void values_to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
+    const kern::Table& t = kern::active();
+    switch (vdt) {
+        case GW_DTYPE_F16: t.f16_to_f32(in, out, count); break;
+        case GW_DTYPE_BF16: t.bf16_to_f32(in, out, count); break;
+        default: std::memcpy(out, in, count * 4);
+    }
+}
+
+gw_status begin(const EncodeCtx& ctx, const float* x, uint64_t n, size_t work, uint64_t cap,
+                Values values, Selection* s) {
+    if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
+    ScratchLayout at;
+    const size_t at_work = work ? at.add(work) : 0;
+    const size_t at_idx = at.add(cap * 4);
+    const size_t at_val = values == Values::kYes ? at.add(cap * 4) : 0;
+    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(at.bytes()));
+    if (!mem) return GW_ERR_OUT_OF_MEMORY;
+    s->work = work ? mem + at_work : nullptr;
+    s->idx = reinterpret_cast<uint32_t*>(mem + at_idx);
+    s->val = values == Values::kYes ? reinterpret_cast<float*>(mem + at_val) : nullptr;
+    return GW_OK;
+}
 
 void write_gaps(const uint32_t* idx, uint64_t nnz, uint8_t* planes) {
     uint64_t next = 0;
