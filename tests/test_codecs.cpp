@@ -244,7 +244,8 @@ TEST(Registry, DescriptorsAreConsistent) {
                         d.wire_bytes == 8);
             EXPECT_TRUE(0 <= d.min && d.min <= d.def && d.def <= d.max) << d.name;
             if (d.wire_bytes < 8) {
-                EXPECT_LT(static_cast<uint64_t>(d.max), uint64_t(1) << (8 * d.wire_bytes)) << d.name;
+                EXPECT_LT(static_cast<uint64_t>(d.max), uint64_t(1) << (8 * d.wire_bytes))
+                    << d.name;
             }
             // One name per parameter id, whichever codec takes it.
             const auto seen = param_names.emplace(d.id, d.name).first->second;

@@ -40,11 +40,6 @@ struct ScaledSignLayout {
     // Offsets in the payload of block b's scale and of its first sign byte.
     uint64_t scale_offset(uint64_t b) const { return 4 * b; }
     uint64_t bits_offset(uint64_t b) const { return 4 * blocks + b * block_bytes; }
-    // Offset of the sign byte starting at element i (i's offset in its block
-    // a multiple of 8).
-    uint64_t sign_byte_offset(uint64_t i) const {
-        return bits_offset(i / block) + i % block / 8;
-    }
     // Payload bytes; false if they would not fit in 64 bits.
     bool size(uint64_t* bytes) const {
         if (blocks > UINT64_MAX / 4) return false;

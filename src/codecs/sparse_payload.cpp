@@ -55,15 +55,6 @@ void for_each_entry(int64_t vdt, const uint8_t* payload, F&& f) {
 
 }  // namespace
 
-void values_to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
-    const kern::Table& t = kern::active();
-    switch (vdt) {
-        case GW_DTYPE_F16: t.f16_to_f32(in, out, count); break;
-        case GW_DTYPE_BF16: t.bf16_to_f32(in, out, count); break;
-        default: std::memcpy(out, in, count * 4);
-    }
-}
-
 gw_status begin(const EncodeCtx& ctx, const float* x, uint64_t n, size_t work, uint64_t cap,
                 Values values, Selection* s) {
     if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;

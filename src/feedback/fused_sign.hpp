@@ -137,6 +137,9 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
     float* scales = static_cast<float*>(scratch.get(l.blocks * sizeof(float)));
     if (!scales) return GW_ERR_OUT_OF_MEMORY;
     uint8_t* payload = frame::payload_of(codec, frame);
+    // Fused blocks are multiples of 8 elements (or one block), so the blocks'
+    // sign fields make one bit field: element i's byte is i / 8 into it.
+    uint8_t* bits = payload + l.bits_offset(0);
     // Scales of the fixed blocks of tile [off, off+tl).
     auto scale_tile = [&](const CombineInputs& in, uint64_t off, uint64_t tl) {
         for (uint64_t b = 0; b < tl; b += block) {
@@ -157,7 +160,7 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
             const uint64_t i = off + b;
             const float s = scales[i / block];
             store_le<float>(payload + l.scale_offset(i / block), s);
-            uint8_t* bb = payload + l.sign_byte_offset(i);
+            uint8_t* bb = bits + i / 8;
             t.ef_sign_step(in.g + b, in.m + b, in.e + b, k, s, d, bb, e_out ? e_out + i : nullptr,
                            m_out ? m_out + i : nullptr);
             if (s == 0.0f) std::memset(bb, 0, (d + 7) / 8);  // the canonical zero block
