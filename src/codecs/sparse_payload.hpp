@@ -18,11 +18,9 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <cstring>
 
 #include "codecs/codec.hpp"
 #include "gradwire_types.h"
-#include "kernels/kernels.hpp"
 #include "util/bytes.hpp"
 
 namespace gw::sparse {
@@ -49,16 +47,8 @@ inline size_t value_size(int64_t vdt) { return vdt == GW_DTYPE_F32 ? 4 : 2; }
 inline uint64_t payload_size(uint64_t nnz, int64_t vdt) { return 4 + nnz * (value_size(vdt) + 4); }
 
 // Stored values of wire dtype `vdt` as float32 (exact), through the
-// conversion kernels. Inline: the decoders' chunk loops rely on it (an f32
-// chunk's copy folds into the loop that reads it).
-inline void values_to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
-    const kern::Table& t = kern::active();
-    switch (vdt) {
-        case GW_DTYPE_F16: t.f16_to_f32(in, out, count); break;
-        case GW_DTYPE_BF16: t.bf16_to_f32(in, out, count); break;
-        default: std::memcpy(out, in, count * 4);
-    }
-}
+// conversion kernels.
+void values_to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out);
 
 // The working memory of a selecting encoder, carved from one Scratch by one
 // ScratchLayout: the selection kernel's work area (none if 0 bytes), then
