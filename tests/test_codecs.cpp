@@ -272,21 +272,7 @@ TEST(Codecs, FlagsAreWhatFramesShow) {
     EXPECT_EQ(gw_codec_flags(static_cast<gw_codec_id>(200), &flags), GW_ERR_INVALID_ARGUMENT);
     EXPECT_EQ(gw_codec_flags(GW_CODEC_SIGN, nullptr), GW_ERR_NULL_POINTER);
     const Vec x = gwtest::random_floats(5000, 21);
-    const auto encode = [](const gw_codec_spec* spec, const Vec& v, uint64_t seed, uint32_t step,
-                           uint32_t tensor) {
-        size_t bound = 0, written = 0;
-        EXPECT_EQ(gw_encode_bound(spec, v.size(), &bound), GW_OK);
-        std::vector<uint8_t> f(bound);
-        gw_encode_ctx ctx = GW_ENCODE_CTX_INIT;
-        ctx.seed = seed;
-        ctx.step = step;
-        ctx.tensor = tensor;
-        EXPECT_EQ(gw_encode(spec, &ctx, v.data(), GW_DTYPE_F32, v.size(), f.data(), f.size(),
-                            &written),
-                  GW_OK);
-        f.resize(written);
-        return f;
-    };
+    using gwtest::encode_ctx;
     size_t count = 0;
     ASSERT_EQ(gw_codec_list(nullptr, 0, &count), GW_OK);
     std::vector<gw_codec_id> ids(count);
@@ -295,13 +281,13 @@ TEST(Codecs, FlagsAreWhatFramesShow) {
         SCOPED_TRACE(gw_codec_name(id));
         ASSERT_EQ(gw_codec_flags(id, &flags), GW_OK);
         const auto spec = codec(id);
-        const auto a = encode(spec, x, 1, 2, 3);
+        const auto a = encode_ctx(spec, x, 1, 2, 3);
         // Another draw: the same frame exactly when the codec is not stochastic.
-        EXPECT_EQ(encode(spec, x, 4, 5, 6) == a, !(flags & GW_CODEC_FLAG_STOCHASTIC));
+        EXPECT_EQ(encode_ctx(spec, x, 4, 5, 6) == a, !(flags & GW_CODEC_FLAG_STOCHASTIC));
         // Without stochastic rounding, the decoded values encode (same draw)
         // to the same frame.
         if (!(flags & GW_CODEC_FLAG_STOCHASTIC_ROUNDING)) {
-            EXPECT_EQ(encode(spec, decode(a, x.size()), 1, 2, 3), a);
+            EXPECT_EQ(encode_ctx(spec, decode(a, x.size()), 1, 2, 3), a);
         }
         if (flags & GW_CODEC_FLAG_DRAW_IN_PAYLOAD) {
             const uint8_t* p = a.data() + gwtest::payload_offset(a);
