@@ -132,10 +132,11 @@ struct Codec {
 void codec_descriptor_lacks_an_entry_point();
 
 // A codec's descriptor, built by name; its parameter count is the length of
-// its ParamDef array. Each codec file ends with one:
+// its ParamDef array. Each codec file ends with one, named codec_<name> after
+// its registry.def line (constexpr: an incomplete one does not compile):
 //
-//   extern constexpr Codec codec_topk =
-//       CodecDef(GW_CODEC_TOPK, "topk", kParams)  // or (id, name) without parameters
+//   extern constexpr Codec codec_sampled_topk =
+//       CodecDef(GW_CODEC_SAMPLED_TOPK, "sampled_topk", kParams)  // (id, name): no parameters
 //           .entries(max_payload, encode, check, decode, accumulate)
 //           .validate(validate)                    // optional
 //           .ranges(accumulate_range, sign_range)  // optional, either may be null
