@@ -27,6 +27,7 @@
 %rename(Status) gw_status;
 %rename(DType) gw_dtype;
 %rename(Codec) gw_codec_id;
+%rename(CodecFlag) gw_codec_flag;
 %rename(Param) gw_param;
 %rename(SimdTarget) gw_simd_target;
 %rename(Momentum) gw_momentum;

@@ -147,6 +147,14 @@ gw_status gw_codec_param_bounds(gw_codec_id codec, gw_param param, int64_t* min,
     return GW_OK;
 }
 
+gw_status gw_codec_flags(gw_codec_id codec, uint32_t* flags) {
+    if (!flags) return GW_ERR_NULL_POINTER;
+    const gw::Codec* c = checked_codec(codec);
+    if (!c) return GW_ERR_INVALID_ARGUMENT;
+    *flags = c->caps & gw::kCapPublic;
+    return GW_OK;
+}
+
 gw_status gw_codec_spec_create(gw_codec_spec** spec, gw_codec_id codec) {
     if (!spec) return GW_ERR_NULL_POINTER;
     const gw::Codec* c = checked_codec(codec);

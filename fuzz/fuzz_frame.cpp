@@ -40,13 +40,19 @@ bool same_bits(const float* a, const float* b, uint64_t n) {
     return n == 0 || std::memcmp(a, b, n * sizeof(float)) == 0;
 }
 
-// The draw a random-k frame carries (its payload starts with seed, step,
-// tensor), so re-encoding picks the same positions; zero for other codecs.
+uint32_t flags_of(gw_codec_id codec) {
+    uint32_t flags = 0;
+    FUZZ_CHECK(gw_codec_flags(codec, &flags) == GW_OK);
+    return flags;
+}
+
+// The draw a frame carries (GW_CODEC_FLAG_DRAW_IN_PAYLOAD: its payload starts
+// with seed, step, tensor), so re-encoding draws the same; zero for others.
 gw_encode_ctx frame_ctx(const uint8_t* f, const gw_frame_info& info) {
     gw_encode_ctx ctx;
     FUZZ_CHECK(gw_encode_ctx_init(&ctx, GW_ENCODE_CTX_VERSION) == GW_OK);
     ctx.tag = info.tag;
-    if (info.codec == GW_CODEC_RANDOMK) {
+    if (flags_of(info.codec) & GW_CODEC_FLAG_DRAW_IN_PAYLOAD) {
         const size_t payload = GW_FRAME_HEADER_SIZE + size_t(f[32] | f[33] << 8);
         uint32_t step = 0;
         std::memcpy(&ctx.seed, f + payload, 8);
@@ -73,14 +79,11 @@ std::vector<uint8_t> encode(const gw_codec_spec* spec, uint64_t tag, const void*
     return f;
 }
 
-// Codecs whose bytes depend on random draws, not only on the values: their
-// frames are not a function of what they decode to (a stochastic rounding of
-// an already-rounded value may go either way), so re-encoding is not checked
-// byte for byte; their fields are checked by the decoders instead.
-bool stochastic(gw_codec_id c) {
-    return c == GW_CODEC_RANDOMK || c == GW_CODEC_QUANT || c == GW_CODEC_QSGD ||
-           c == GW_CODEC_TERNGRAD || c == GW_CODEC_SPARSE_QUANT;
-}
+// Codecs whose frames are not a function of what they decode to (a
+// stochastic rounding of an already-rounded value may go either way): their
+// re-encoding is not checked byte for byte; their fields are checked by the
+// decoders instead.
+bool rounds(gw_codec_id c) { return flags_of(c) & GW_CODEC_FLAG_STOCHASTIC_ROUNDING; }
 
 // Decode a frame known to be valid, with every consistency check on the way.
 std::vector<float> decode_valid(const uint8_t* f, size_t fsize, uint64_t n) {
@@ -120,7 +123,7 @@ void check_canonical(const uint8_t* f, size_t fsize, const gw_frame_info& info,
     FUZZ_CHECK(gw_frame_spec(f, fsize, &spec.p) == GW_OK);
     gw_codec_id codec;
     FUZZ_CHECK(gw_codec_spec_codec(spec.p, &codec) == GW_OK && codec == info.codec);
-    if (stochastic(info.codec) && info.codec != GW_CODEC_RANDOMK) return;
+    if (rounds(info.codec)) return;
     gw_status st;
     const gw_encode_ctx ctx = info.format_version == 2 ? frame_ctx(f, info) : gw_encode_ctx{};
     const auto again = encode(spec.p, info.tag, dec.data(), GW_DTYPE_F32, info.count, &st,
@@ -182,7 +185,7 @@ void check_server(const uint8_t* f, size_t fsize, const gw_frame_info& info,
         FUZZ_CHECK(rwritten == written && std::memcmp(rf.data(), bf.data(), written) == 0);
     gw_server_free(s);
     // A quantizer's step may not fit float32 when values are near FLT_MAX.
-    if (step == GW_ERR_OVERFLOW && stochastic(info.codec)) return;
+    if (step == GW_ERR_OVERFLOW && rounds(info.codec)) return;
     FUZZ_CHECK(step == GW_OK);
     gw_frame_info bi;
     gw_frame_info_init(&bi, GW_FRAME_INFO_VERSION);
@@ -190,16 +193,17 @@ void check_server(const uint8_t* f, size_t fsize, const gw_frame_info& info,
     FUZZ_CHECK(bi.format_version == 2 && bi.codec == info.codec && bi.tag == GW_TAG(0, 0) &&
                bi.count == n && bi.frame_size == written);
     const auto back = decode_valid(bf.data(), written, n);
-    // (Stochastic codecs: the server draws its own positions or roundings, at its own round.)
-    if (!stochastic(info.codec))
+    // (Unless the server draws its own positions or roundings, at its own round.)
+    const uint32_t redrawn = GW_CODEC_FLAG_STOCHASTIC_ROUNDING | GW_CODEC_FLAG_DRAW_IN_PAYLOAD;
+    if (!(flags_of(info.codec) & redrawn))
         for (uint64_t i = 0; i < n; ++i) FUZZ_CHECK(back[i] == dec[i]);
 
     // With the tag check on, the push is accepted only in round 0 of its tensor.
     so.check_tag = 1;
-    so.tensor = static_cast<uint32_t>(info.tag >> 32);
+    so.tensor = GW_TAG_TENSOR(info.tag);
     FUZZ_CHECK(gw_server_create(&s, &so, spec.p, nullptr) == GW_OK);
     const gw_status st = gw_server_push(s, f, fsize);
-    FUZZ_CHECK(st == ((info.tag & 0xFFFFFFFFu) == 0 ? GW_OK : GW_ERR_TAG_MISMATCH));
+    FUZZ_CHECK(st == (GW_TAG_STEP(info.tag) == 0 ? GW_OK : GW_ERR_TAG_MISMATCH));
     gw_server_free(s);
 }
 

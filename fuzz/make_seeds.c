@@ -76,8 +76,8 @@ static void frame_seed(const char *dir, const gw_codec_spec *spec, const char *v
     }
     ctx.tag = tag;
     ctx.seed = 5;
-    ctx.step = tag & 0xFFFFFFFFu;
-    ctx.tensor = (uint32_t)(tag >> 32);
+    ctx.step = GW_TAG_STEP(tag);
+    ctx.tensor = GW_TAG_TENSOR(tag);
     FUZZ_CHECK(gw_encode(spec, &ctx, in, dtype, n, frame, sizeof frame, &written) == GW_OK);
     FUZZ_CHECK(gw_frame_inspect(frame, written, &info) == GW_OK);
     if (want_zstd && !(info.flags & GW_FRAME_FLAG_ZSTD)) {

@@ -44,8 +44,11 @@ extern "C" {
  * GW_ERR_INVALID_ARGUMENT, never an attempted allocation. */
 #define GW_MAX_ELEMENTS ((uint64_t)1 << 40)
 
-/* A frame tag naming tensor and round, as worker and server handles write it. */
+/* A frame tag naming tensor and round, as worker and server handles write it,
+ * and the two halves of a tag. */
 #define GW_TAG(tensor, step) (((uint64_t)(uint32_t)(tensor) << 32) | (uint64_t)(uint32_t)(step))
+#define GW_TAG_TENSOR(tag) ((uint32_t)((uint64_t)(tag) >> 32))
+#define GW_TAG_STEP(tag) ((uint32_t)(uint64_t)(tag))
 
 #ifndef GW_API
 #  if defined(_WIN32)
@@ -99,6 +102,9 @@ GW_API const char *gw_param_name(gw_param param);
  * codec does not take it. Any pointer may be NULL. */
 GW_API gw_status gw_codec_param_bounds(gw_codec_id codec, gw_param param, int64_t *min,
                                        int64_t *max, int64_t *default_value);
+/* The GW_CODEC_FLAG_* bits a codec has; GW_ERR_INVALID_ARGUMENT for an
+ * unknown codec. */
+GW_API gw_status gw_codec_flags(gw_codec_id codec, uint32_t *flags);
 
 /* A codec with its parameters. Created with every parameter at its default. */
 typedef struct gw_codec_spec gw_codec_spec;

@@ -71,6 +71,23 @@ typedef enum gw_codec_id {
     GW_CODEC_SPARSE_QUANT = 15  /* unbiased random sparsification + Q_(delta,b) (Sparse-AsyLPG) */
 } gw_codec_id;
 
+/* What a codec's frames promise, as bits (gw_codec_flags()): callers test
+ * these instead of listing codec ids. */
+typedef enum gw_codec_flag {
+    /* Frames depend on the encode context's (seed, step, tensor), not on the
+     * input alone. */
+    GW_CODEC_FLAG_STOCHASTIC          = 1,
+    /* Values are rounded at random to a grid scaled by the values: encoding
+     * what a frame decodes to may give another frame, and finite input near
+     * FLT_MAX may be refused with GW_ERR_OVERFLOW. */
+    GW_CODEC_FLAG_STOCHASTIC_ROUNDING = 2,
+    /* The payload starts with the draw it was encoded with (u64 seed, u32
+     * step mod 2^32, u32 tensor; docs/wire-format.md): a receiver needs no
+     * context, and encoding the decoded values with that draw gives the
+     * frame back. */
+    GW_CODEC_FLAG_DRAW_IN_PAYLOAD     = 4
+} gw_codec_flag;
+
 /* Codec parameters, set with gw_codec_spec_set(); gw_codec_param_bounds()
  * tells which codec takes which, with its range and default. */
 typedef enum gw_param {

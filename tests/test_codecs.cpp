@@ -4,7 +4,10 @@
 #include <cfloat>
 #include <cmath>
 #include <map>
+#include <set>
+#include <string>
 
+#include "codecs/codec.hpp"
 #include "ref_algorithms.hpp"
 #include "test_util.hpp"
 
@@ -208,4 +211,94 @@ TEST(Simd, TargetsCanBeForced) {
     EXPECT_EQ(gw_simd_set_target(static_cast<gw_simd_target>(99)), GW_ERR_UNSUPPORTED);
     ASSERT_EQ(gw_simd_set_target(GW_SIMD_AUTO), GW_OK);
     EXPECT_NE(gw_simd_active_target(), GW_SIMD_AUTO);
+}
+
+// The registry (codecs/registry.def) and every descriptor in it: what the
+// parameter machinery, the frame reader and the capability tests rely on.
+TEST(Registry, DescriptorsAreConsistent) {
+    const uint32_t known = gw::kCapPublic | gw::kCapFusedScaledSign;
+    std::set<unsigned> ids;
+    std::set<std::string> names;
+    std::map<int, std::string> param_names;
+    ASSERT_GT(gw::codec_count(), 0u);
+    for (size_t i = 0; i < gw::codec_count(); ++i) {
+        const gw::Codec& c = *gw::codec_at(i);
+        SCOPED_TRACE(c.name ? c.name : "(no name)");
+        ASSERT_NE(c.name, nullptr);
+        const unsigned id = c.id;  // an enum the compiler thinks it knows the range of
+        EXPECT_TRUE(id >= 1 && id <= 127) << "built-in ids are 1..127";
+        EXPECT_TRUE(ids.insert(id).second) << "duplicate id";
+        EXPECT_TRUE(names.insert(c.name).second) << "duplicate name";
+        EXPECT_EQ(gw::codec_for(c.id), &c);
+        gw_codec_id by_name;
+        ASSERT_EQ(gw_codec_from_name(c.name, &by_name), GW_OK);
+        EXPECT_EQ(by_name, c.id);
+        EXPECT_TRUE(c.max_payload && c.encode && c.check && c.decode && c.accumulate);
+        ASSERT_LE(c.num_params, gw::kMaxParams);
+        EXPECT_EQ(c.num_params == 0, c.params == nullptr);
+        std::set<int> taken;
+        for (size_t j = 0; j < c.num_params; ++j) {
+            const gw::ParamDef& d = c.params[j];
+            EXPECT_TRUE(taken.insert(d.id).second) << "parameter listed twice: " << d.name;
+            EXPECT_TRUE(d.wire_bytes == 1 || d.wire_bytes == 2 || d.wire_bytes == 4 ||
+                        d.wire_bytes == 8);
+            EXPECT_TRUE(0 <= d.min && d.min <= d.def && d.def <= d.max) << d.name;
+            if (d.wire_bytes < 8) {
+                EXPECT_LT(static_cast<uint64_t>(d.max), uint64_t(1) << (8 * d.wire_bytes))
+                    << d.name;
+            }
+            // One name per parameter id, whichever codec takes it.
+            const auto seen = param_names.emplace(d.id, d.name).first->second;
+            EXPECT_EQ(seen, d.name);
+        }
+        EXPECT_EQ(c.caps & ~known, 0u) << "unknown capability bits";
+        if (c.caps & (gw::kCapStochasticRounding | gw::kCapDrawInPayload)) {
+            EXPECT_TRUE(c.caps & gw::kCapStochastic) << "a draw makes a codec stochastic";
+        }
+        if (c.caps & gw::kCapFusedScaledSign) {
+            EXPECT_GE(gw::param_slot(c, GW_PARAM_BLOCK_SIZE), 0);
+        }
+    }
+    size_t count = 0;
+    ASSERT_EQ(gw_codec_list(nullptr, 0, &count), GW_OK);
+    EXPECT_EQ(count, gw::codec_count());
+}
+
+// Each codec's GW_CODEC_FLAG_* bits, shown by its frames: what the fuzzers
+// and the vector tests skip or check on their word.
+TEST(Codecs, FlagsAreWhatFramesShow) {
+    uint32_t flags = 0;
+    EXPECT_EQ(gw_codec_flags(static_cast<gw_codec_id>(0), &flags), GW_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(gw_codec_flags(static_cast<gw_codec_id>(200), &flags), GW_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(gw_codec_flags(GW_CODEC_SIGN, nullptr), GW_ERR_NULL_POINTER);
+    const Vec x = gwtest::random_floats(5000, 21);
+    using gwtest::encode_ctx;
+    size_t count = 0;
+    ASSERT_EQ(gw_codec_list(nullptr, 0, &count), GW_OK);
+    std::vector<gw_codec_id> ids(count);
+    ASSERT_EQ(gw_codec_list(ids.data(), count, &count), GW_OK);
+    for (gw_codec_id id : ids) {
+        SCOPED_TRACE(gw_codec_name(id));
+        ASSERT_EQ(gw_codec_flags(id, &flags), GW_OK);
+        const auto spec = codec(id);
+        const auto a = encode_ctx(spec, x, 1, 2, 3);
+        // Another draw: the same frame exactly when the codec is not stochastic.
+        EXPECT_EQ(encode_ctx(spec, x, 4, 5, 6) == a, !(flags & GW_CODEC_FLAG_STOCHASTIC));
+        // Without stochastic rounding, the decoded values encode (same draw)
+        // to the same frame.
+        if (!(flags & GW_CODEC_FLAG_STOCHASTIC_ROUNDING)) {
+            EXPECT_EQ(encode_ctx(spec, decode(a, x.size()), 1, 2, 3), a);
+        }
+        if (flags & GW_CODEC_FLAG_DRAW_IN_PAYLOAD) {
+            const uint8_t* p = a.data() + gwtest::payload_offset(a);
+            uint64_t seed = 0;
+            uint32_t step = 0, tensor = 0;
+            std::memcpy(&seed, p, 8);
+            std::memcpy(&step, p + 8, 4);
+            std::memcpy(&tensor, p + 12, 4);
+            EXPECT_EQ(seed, 1u);
+            EXPECT_EQ(step, 2u);
+            EXPECT_EQ(tensor, 3u);
+        }
+    }
 }

@@ -3,6 +3,7 @@
 // size of a frame is known from its fixed header alone.
 #include <set>
 
+#include "frame/frame.hpp"
 #include "test_util.hpp"
 
 using gwtest::codec;
@@ -35,6 +36,21 @@ void expect_rejected(const std::vector<uint8_t>& f, gw_status want, uint64_t n) 
 }
 
 }  // namespace
+
+// The core's tag helpers and the public macros are one layout.
+TEST(Frame, TagHelpersAgreeWithThePublicMacros) {
+    for (uint32_t tensor : {0u, 1u, 7u, 0x80000005u, 0xFFFFFFFFu})
+        for (uint64_t step : {uint64_t(0), uint64_t(3), uint64_t(0xFFFFFFFFu), uint64_t(1) << 32,
+                              (uint64_t(5) << 32) | 9, ~uint64_t(0)}) {
+            const uint64_t tag = gw::frame::make_tag(tensor, step);
+            EXPECT_EQ(tag, GW_TAG(tensor, step));
+            EXPECT_EQ(gw::frame::tag_tensor(tag), tensor);
+            EXPECT_EQ(gw::frame::tag_round(tag), static_cast<uint32_t>(step));
+            EXPECT_EQ(GW_TAG_TENSOR(tag), tensor);
+            EXPECT_EQ(GW_TAG_STEP(tag), static_cast<uint32_t>(step));
+        }
+    static_assert(gw::frame::make_tag(7, 3) == GW_TAG(7, 3), "one tag layout");
+}
 
 TEST(Frame, HeaderLayoutIsAsDocumented) {
     const auto f = gwtest::encode(codec(GW_CODEC_SCALED_SIGN, 16), std::vector<float>(40, -2.0f),

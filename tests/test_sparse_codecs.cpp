@@ -50,19 +50,7 @@ void expect_mass_kept(const gw_codec_spec* s, const Vec& x) {
     gw_worker_free(w);
 }
 
-std::vector<uint8_t> encode_ctx(const gw_codec_spec* s, const Vec& x, uint64_t seed, uint64_t step,
-                                uint32_t tensor) {
-    size_t bound = 0, written = 0;
-    EXPECT_EQ(gw_encode_bound(s, x.size(), &bound), GW_OK);
-    std::vector<uint8_t> f(bound);
-    gw_encode_ctx ctx = GW_ENCODE_CTX_INIT;
-    ctx.seed = seed;
-    ctx.step = step;
-    ctx.tensor = tensor;
-    EXPECT_EQ(gw_encode(s, &ctx, x.data(), GW_DTYPE_F32, x.size(), f.data(), f.size(), &written), GW_OK);
-    f.resize(written);
-    return f;
-}
+using gwtest::encode_ctx;
 
 void expect_nonfinite_refused(const gw_codec_spec* s, size_t n) {
     for (float bad : {NAN, INFINITY, -INFINITY}) {

@@ -189,18 +189,28 @@ class Spec {
 
 inline Spec codec(gw_codec_id id, uint32_t block = 0) { return Spec(id, block); }
 
-inline std::vector<uint8_t> encode(const gw_codec_spec* spec, const std::vector<float>& x,
-                                   uint64_t tag = 0) {
+// A frame of x drawn from (seed, step, tensor), tagged `tag`.
+inline std::vector<uint8_t> encode_ctx(const gw_codec_spec* spec, const std::vector<float>& x,
+                                       uint64_t seed, uint64_t step, uint32_t tensor,
+                                       uint64_t tag = 0) {
     size_t bound = 0;
     EXPECT_EQ(gw_encode_bound(spec, x.size(), &bound), GW_OK);
     std::vector<uint8_t> f(bound);
     size_t written = 0;
     gw_encode_ctx ctx = GW_ENCODE_CTX_INIT;
+    ctx.seed = seed;
+    ctx.step = step;
+    ctx.tensor = tensor;
     ctx.tag = tag;
     EXPECT_EQ(gw_encode(spec, &ctx, x.data(), GW_DTYPE_F32, x.size(), f.data(), f.size(), &written),
               GW_OK);
     f.resize(written);
     return f;
+}
+
+inline std::vector<uint8_t> encode(const gw_codec_spec* spec, const std::vector<float>& x,
+                                   uint64_t tag = 0) {
+    return encode_ctx(spec, x, 0, 0, 0, tag);
 }
 
 inline std::vector<float> decode(const std::vector<uint8_t>& f, uint64_t n) {

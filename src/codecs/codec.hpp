@@ -1,13 +1,35 @@
 // The interface every compressor implements (codec interface v2).
 //
 // A codec declares its parameters (ParamDef: id, name, wire width, range,
-// default);
-// the registry parses, validates and serializes them from that declaration, so
-// frames, checkpoints and specs carry them without knowing what they mean.
-// A codec states the largest payload it can write for (params, n), encodes
-// into exactly that much room and reports what it wrote, and validates an
-// untrusted payload of any length. Adding a codec is one codec file and one
-// line in codecs.cpp (plus its id and parameters in gradwire_types.h).
+// default); the registry parses, validates and serializes them from that
+// declaration, so frames, checkpoints and specs carry them without knowing
+// what they mean. A codec states the largest payload it can write for
+// (params, n), encodes into exactly that much room and reports what it wrote,
+// and validates an untrusted payload of any length. Its descriptor (CodecDef
+// below) also carries its capabilities (CodecCap), which callers test instead
+// of listing codec ids.
+//
+// Adding a codec takes exactly:
+//  1. src/codecs/codec_<file>.cpp: its parameters, entry points and, last,
+//     its descriptor `extern constexpr Codec codec_<name> = CodecDef(...)...;`
+//     (the shared sparse payload, sign bits and grid quantizer are in
+//     sparse_payload.hpp, sign_bits.hpp and grid_quant.hpp);
+//  2. one line GW_CODEC_ENTRY(<name>, <file>) in src/codecs/registry.def:
+//     codecs.cpp builds its table (gw_codec_list() order) from that file and
+//     meson.build compiles codec_<file>.cpp from it, so neither is edited;
+//  3. ABI vocabulary, kept apart on purpose: its id in gw_codec_id in
+//     c_api/gradwire_types.h (one line, never renumbered), plus one line in
+//     gw_param for each parameter id no codec had before;
+//  4. its golden vectors: a kV2Cases line in tests/test_vectors.cpp, then
+//     Vectors.DISABLED_WriteV2 writes tests/vectors/v2_<case>.*.hex;
+//  5. its documentation: its row in docs/c-api.md's codec table and its
+//     payload in docs/wire-format.md.
+// No other file lists the codecs: the frame reader, the C API, the fuzzers
+// and their seed writer, and the Python and Java layers take them from the
+// registry; the fused error-feedback path, the fuzzers and the vector tests
+// ask for capabilities (Codec::caps, gw_codec_flags()). Tests of the codec's
+// own semantics (tests/test_<family>.cpp) are welcome, not required by any
+// list.
 #pragma once
 
 #include <cstddef>
@@ -58,16 +80,37 @@ struct EncodeCtx {
     Scratch* scratch = nullptr;
 };
 
+// What a codec promises beyond its entry points (Codec::caps), so callers
+// test a capability instead of listing codec ids. The public bits are the
+// GW_CODEC_FLAG_* values gw_codec_flags() reports; the others are internal.
+enum CodecCap : uint32_t {
+    // Frames depend on the encode's draw (seed, step, tensor), not on x alone.
+    kCapStochastic = GW_CODEC_FLAG_STOCHASTIC,
+    // Values are rounded at random to a grid scaled by the values: encoding
+    // what a frame decodes to may give another frame, and finite input near
+    // FLT_MAX may be refused with GW_ERR_OVERFLOW.
+    kCapStochasticRounding = GW_CODEC_FLAG_STOCHASTIC_ROUNDING,
+    // The payload starts with the draw it was encoded with (u64 seed, u32
+    // step, u32 tensor): receivers regenerate from it what the encoder drew.
+    kCapDrawInPayload = GW_CODEC_FLAG_DRAW_IN_PAYLOAD,
+    kCapPublic = kCapStochastic | kCapStochasticRounding | kCapDrawInPayload,
+    // Internal: the payload is ScaledSignLayout (sign_bits.hpp) with blocks of
+    // parameter GW_PARAM_BLOCK_SIZE, which worker and server handles may write
+    // fused with their error-feedback combine (feedback/fused_sign.hpp).
+    kCapFusedScaledSign = 1u << 16,
+};
+
 struct Codec {
-    gw_codec_id id;
-    const char* name;
-    const ParamDef* params;
-    size_t num_params;
+    gw_codec_id id = gw_codec_id(0);
+    const char* name = nullptr;
+    const ParamDef* params = nullptr;
+    size_t num_params = 0;
+    uint32_t caps = 0;  // CodecCap bits
     // Checks across parameters (each is already within its range); may be null.
-    gw_status (*validate)(const CodecParams& p);
+    gw_status (*validate)(const CodecParams& p) = nullptr;
     // Largest payload for n elements (exact for dense codecs); false if it
     // would not fit in 64 bits.
-    bool (*max_payload)(const CodecParams& p, uint64_t n, uint64_t* bytes);
+    bool (*max_payload)(const CodecParams& p, uint64_t n, uint64_t* bytes) = nullptr;
     // Encode x[0..n) into payload (room for max_payload bytes), set *len to
     // the bytes written. If residual is non-null also write residual[i] =
     // x[i] - decoded[i] (residual may equal x). Returns GW_ERR_NONFINITE
@@ -77,28 +120,97 @@ struct Codec {
     // the residual may be partly written; state machines pass a scratch
     // residual and keep it only on success.
     gw_status (*encode)(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
-                        uint8_t* payload, uint64_t* len, float* residual);
+                        uint8_t* payload, uint64_t* len, float* residual) = nullptr;
     // Validate an untrusted payload of `len` bytes for n elements: GW_OK,
     // GW_ERR_FRAME_LENGTH, GW_ERR_FRAME_PAYLOAD or GW_ERR_FRAME_INDEX.
-    gw_status (*check)(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n);
+    gw_status (*check)(const CodecParams& p, const uint8_t* payload, uint64_t len,
+                       uint64_t n) = nullptr;
     // On a checked payload: out = decoded; acc += alpha * decoded.
     void (*decode)(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n,
-                   float* out);
+                   float* out) = nullptr;
     void (*accumulate)(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n,
-                       float alpha, float* acc);
+                       float alpha, float* acc) = nullptr;
     // Optional (null: whole frames only). On a checked payload, elements
     // [lo, hi) only: acc[i - lo] += alpha * decoded[i], the same arithmetic per
     // element as accumulate, so a frame added tile by tile gives the same bits.
     // lo is a multiple of 8; hi is a multiple of 8 or n. Lets many frames be
     // summed tile by tile while the accumulator stays in cache.
     void (*accumulate_range)(const CodecParams& p, const uint8_t* payload, uint64_t n,
-                             uint64_t lo, uint64_t hi, float alpha, float* acc);
+                             uint64_t lo, uint64_t hi, float alpha, float* acc) = nullptr;
     // Optional (null: never). True if elements [lo, hi) of a checked payload
     // decode to +-s, s >= 0, from the bits starting at bit 0 of *bits (bit set:
     // -s); sets *bits and *s. Lets the frames of a round be summed by one
     // kern::sign_accumulate_n pass. lo, hi as for accumulate_range.
     bool (*sign_range)(const CodecParams& p, const uint8_t* payload, uint64_t n, uint64_t lo,
-                       uint64_t hi, const uint8_t** bits, float* s);
+                       uint64_t hi, const uint8_t** bits, float* s) = nullptr;
+};
+
+// Called only where a descriptor lacks a required entry point: never defined
+// and not constexpr, so such a descriptor does not compile.
+void codec_descriptor_lacks_an_entry_point();
+
+// A codec's descriptor, built by name; its parameter count is the length of
+// its ParamDef array. Each codec file ends with one, named codec_<name> after
+// its registry.def line (constexpr: an incomplete one does not compile):
+//
+//   extern constexpr Codec codec_sampled_topk =
+//       CodecDef(GW_CODEC_SAMPLED_TOPK, "sampled_topk", kParams)  // (id, name): no parameters
+//           .entries(max_payload, encode, check, decode, accumulate)
+//           .validate(validate)                    // optional
+//           .ranges(accumulate_range, sign_range)  // optional, either may be null
+//           .caps(kCapStochastic);                 // optional
+//
+// The entries have distinct types, so they cannot be passed in the wrong order.
+class CodecDef {
+  public:
+    constexpr CodecDef(gw_codec_id id, const char* name) {
+        c_.id = id;
+        c_.name = name;
+    }
+    template <size_t N>
+    constexpr CodecDef(gw_codec_id id, const char* name, const ParamDef (&params)[N])
+        : CodecDef(id, name) {
+        static_assert(N <= kMaxParams, "more parameters than CodecParams holds");
+        c_.params = params;
+        c_.num_params = N;
+    }
+    constexpr CodecDef entries(decltype(Codec::max_payload) max_payload,
+                               decltype(Codec::encode) encode, decltype(Codec::check) check,
+                               decltype(Codec::decode) decode,
+                               decltype(Codec::accumulate) accumulate) const {
+        CodecDef d = *this;
+        d.c_.max_payload = max_payload;
+        d.c_.encode = encode;
+        d.c_.check = check;
+        d.c_.decode = decode;
+        d.c_.accumulate = accumulate;
+        return d;
+    }
+    constexpr CodecDef validate(decltype(Codec::validate) validate) const {
+        CodecDef d = *this;
+        d.c_.validate = validate;
+        return d;
+    }
+    constexpr CodecDef ranges(decltype(Codec::accumulate_range) accumulate_range,
+                              decltype(Codec::sign_range) sign_range) const {
+        CodecDef d = *this;
+        d.c_.accumulate_range = accumulate_range;
+        d.c_.sign_range = sign_range;
+        return d;
+    }
+    constexpr CodecDef caps(uint32_t caps) const {
+        CodecDef d = *this;
+        d.c_.caps = caps;
+        return d;
+    }
+    constexpr operator Codec() const {  // NOLINT: the point of the builder
+        if (!c_.max_payload || !c_.encode || !c_.check || !c_.decode || !c_.accumulate)
+            codec_descriptor_lacks_an_entry_point();
+        return c_;
+    }
+
+  private:
+    Codec c_;
 };
 
 // Registry: nullptr for an unknown id; the list of built-in codecs.

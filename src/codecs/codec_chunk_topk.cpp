@@ -18,26 +18,17 @@ enum { kValueDtype = 3 };  // after k, density_ppm, chunk_size (chunk_select.hpp
 constexpr ParamDef kParams[] = {sparse::kParamK,          sparse::kParamDensity,
                                 chunks::kParamChunk,      sparse::kParamValueDtype,
                                 sparse::kParamZstd,       chunks::kParamRevision};
-
-bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
-    if (n > static_cast<uint64_t>(sparse::kMaxN)) return false;
-    *bytes = sparse::payload_size(chunks::max_entries(p, n), p.v[kValueDtype]);
-    return true;
-}
+using E = sparse::Entries<chunks::max_entries, kValueDtype>;
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
-    if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
     const chunks::Shares shares = chunks::shares_of(p, n);
-    const uint64_t cap = shares.total();
     // Scratch: the selection's work area, the indices, the gathered values.
-    ScratchLayout at;
-    at.add(kern::kTopkScratchBytes);
-    const size_t at_idx = at.add(cap * 4), at_val = at.add(cap * 4);
-    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(at.bytes()));
-    if (!mem) return GW_ERR_OUT_OF_MEMORY;
-    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + at_idx);
-    float* val = reinterpret_cast<float*>(mem + at_val);
+    sparse::Selection s;
+    const gw_status st = sparse::begin(ctx, x, n, kern::kTopkScratchBytes, shares.total(),
+                                       sparse::Values::kYes, &s);
+    if (st != GW_OK) return st;
+    const auto [mem, idx, val] = s;
     const uint64_t k = chunks::select(x, n, shares, idx, mem);
     sparse::write(p.v[kValueDtype], x, n, idx, val, k, payload, len, residual);
     return GW_OK;
@@ -54,8 +45,8 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 }  // namespace
 
-extern const Codec kChunkTopkCodec = {
-    GW_CODEC_CHUNK_TOPK, "chunk_topk", kParams, 6, nullptr, max_payload, encode, check,
-    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr, nullptr};
+extern constexpr Codec codec_chunk_topk =
+    CodecDef(GW_CODEC_CHUNK_TOPK, "chunk_topk", kParams)
+        .entries(E::max_payload, encode, check, E::decode, E::accumulate);
 
 }  // namespace gw

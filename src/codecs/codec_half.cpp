@@ -62,14 +62,14 @@ void accumulate_range(const CodecParams& p, const uint8_t* payload, uint64_t, ui
 
 template <gw_codec_id Id>
 constexpr Codec half_codec(const char* name) {
-    return Codec{Id,         name,       nullptr,    0,
-                 nullptr,    max_payload, encode<Id>, check<Id>,
-                 decode<Id>, accumulate<Id>, accumulate_range<Id>, nullptr};
+    return CodecDef(Id, name)
+        .entries(max_payload, encode<Id>, check<Id>, decode<Id>, accumulate<Id>)
+        .ranges(accumulate_range<Id>, nullptr);
 }
 
 }  // namespace
 
-extern const Codec kFp16Codec = half_codec<GW_CODEC_FP16>("fp16");
-extern const Codec kBf16Codec = half_codec<GW_CODEC_BF16>("bf16");
+extern constexpr Codec codec_fp16 = half_codec<GW_CODEC_FP16>("fp16");
+extern constexpr Codec codec_bf16 = half_codec<GW_CODEC_BF16>("bf16");
 
 }  // namespace gw

@@ -45,8 +45,9 @@ void accumulate_range(const CodecParams&, const uint8_t* payload, uint64_t, uint
 
 }  // namespace
 
-extern const Codec kIdentityCodec = {GW_CODEC_IDENTITY, "identity", nullptr,   0,
-                                     nullptr,           max_payload, encode,  check,
-                                     decode,            accumulate, accumulate_range, nullptr};
+extern constexpr Codec codec_identity =
+    CodecDef(GW_CODEC_IDENTITY, "identity")
+        .entries(max_payload, encode, check, decode, accumulate)
+        .ranges(accumulate_range, nullptr);
 
 }  // namespace gw

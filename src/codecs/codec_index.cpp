@@ -30,15 +30,13 @@ bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
-    if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
     const chunks::Shares shares = chunks::shares_of(p, n);
-    const uint64_t cap = shares.total();
-    ScratchLayout at;
-    at.add(kern::kTopkScratchBytes);
-    const size_t at_idx = at.add(cap * 4);
-    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(at.bytes()));
-    if (!mem) return GW_ERR_OUT_OF_MEMORY;
-    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + at_idx);
+    sparse::Selection s;
+    const gw_status st = sparse::begin(ctx, x, n, kern::kTopkScratchBytes, shares.total(),
+                                       sparse::Values::kNo, &s);
+    if (st != GW_OK) return st;
+    uint32_t* idx = s.idx;
+    uint8_t* mem = s.work;
     const uint64_t k = chunks::select(x, n, shares, idx, mem);
     uint64_t count = 0;
     for (uint64_t i = 0; i < k; ++i)
@@ -78,8 +76,9 @@ void decode(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t
 
 }  // namespace
 
-extern const Codec kIndexCodec = {GW_CODEC_INDEX, "index", kParams, 5, nullptr, max_payload,
-                                  encode, check, decode, accumulate, nullptr, nullptr};
+extern constexpr Codec codec_index =
+    CodecDef(GW_CODEC_INDEX, "index", kParams)
+        .entries(max_payload, encode, check, decode, accumulate);
 
 void index_payload_indices(const uint8_t* payload, uint32_t* out) {
     sparse::for_each_index(payload + 4, load_le<uint32_t>(payload),

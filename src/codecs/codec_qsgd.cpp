@@ -43,7 +43,6 @@ using E = gq::Entries<grid, kBlock, l2_rule>;
 
 }  // namespace
 
-extern const Codec kQsgdCodec = {GW_CODEC_QSGD, "qsgd", kParams, 2, nullptr, E::max_payload,
-                          E::encode, E::check, E::decode, E::accumulate, nullptr, nullptr};
+extern constexpr Codec codec_qsgd = E::def(GW_CODEC_QSGD, "qsgd", kParams);
 
 }  // namespace gw

@@ -26,7 +26,6 @@ using E = gq::Entries<grid, kBlock, gq::max_rule>;
 
 }  // namespace
 
-extern const Codec kQuantCodec = {GW_CODEC_QUANT, "quant", kParams, 2, validate, E::max_payload,
-                          E::encode, E::check, E::decode, E::accumulate, nullptr, nullptr};
+extern constexpr Codec codec_quant = E::def(GW_CODEC_QUANT, "quant", kParams).validate(validate);
 
 }  // namespace gw

@@ -39,17 +39,6 @@ void positions(const uint8_t* payload, uint64_t n, uint64_t k, F&& f) {
                              load_le<uint32_t>(payload + 12), n, k, f);
 }
 
-// Stored values [first, first + c) as floats.
-void values(int64_t vdt, const uint8_t* v, uint64_t c, float* out) {
-    const kern::Table& t = kern::active();
-    if (vdt == GW_DTYPE_F16)
-        t.f16_to_f32(v, out, c);
-    else if (vdt == GW_DTYPE_BF16)
-        t.bf16_to_f32(v, out, c);
-    else if (c)
-        std::memcpy(out, v, c * 4);
-}
-
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
     const kern::Table& t = kern::active();
@@ -73,7 +62,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
         else
             std::memcpy(dst, v, c * 4);
         if (residual) {
-            values(vdt, dst, c, dec);
+            sparse::values_to_f32(vdt, dst, c, dec);
             for (uint64_t j = 0; j < c; ++j) residual[idx[j]] = v[j] - dec[j];
         }
     });
@@ -99,7 +88,7 @@ void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t
     const size_t vs = sparse::value_size(vdt);
     positions(payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         float v[randk::kChunk];
-        values(vdt, payload + kHead + first * vs, c, v);
+        sparse::values_to_f32(vdt, payload + kHead + first * vs, c, v);
         for (uint64_t j = 0; j < c; ++j) {
             const float t = alpha * v[j];
             acc[idx[j]] = acc[idx[j]] + t;
@@ -113,14 +102,16 @@ void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, 
     std::memset(out, 0, n * sizeof(float));
     positions(payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         float v[randk::kChunk];
-        values(vdt, payload + kHead + first * vs, c, v);
+        sparse::values_to_f32(vdt, payload + kHead + first * vs, c, v);
         for (uint64_t j = 0; j < c; ++j) out[idx[j]] = v[j];
     });
 }
 
 }  // namespace
 
-extern const Codec kRandomkCodec = {GW_CODEC_RANDOMK, "randomk", kParams, 3, nullptr,
-                                    max_payload, encode, check, decode, accumulate, nullptr, nullptr};
+extern constexpr Codec codec_randomk =
+    CodecDef(GW_CODEC_RANDOMK, "randomk", kParams)
+        .entries(max_payload, encode, check, decode, accumulate)
+        .caps(kCapStochastic | kCapDrawInPayload);
 
 }  // namespace gw

@@ -37,17 +37,12 @@ constexpr ParamDef kParams[] = {
 };
 
 uint64_t k_of(const CodecParams& p, uint64_t n) { return sparse::k_of(p.v[kK], p.v[kDensity], n); }
+using E = sparse::Entries<k_of, kValueDtype>;
 
 uint64_t sample_size(const CodecParams& p, uint64_t n) {
     uint64_t s = (n * static_cast<uint64_t>(p.v[kSample]) + 999999) / 1000000;
     const uint64_t floor = n < kMinSample ? n : kMinSample;
     return s < floor ? floor : s;
-}
-
-bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
-    if (n > static_cast<uint64_t>(sparse::kMaxN)) return false;
-    *bytes = sparse::payload_size(k_of(p, n), p.v[kValueDtype]);
-    return true;
 }
 
 // The estimated threshold: the k_s-th largest magnitude of the sample; false
@@ -133,14 +128,11 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     return GW_OK;
 }
 
-gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
-    return sparse::check(p.v[kValueDtype], k_of(p, n), payload, len, n);
-}
-
 }  // namespace
 
-extern const Codec kSampledTopkCodec = {
-    GW_CODEC_SAMPLED_TOPK, "sampled_topk", kParams, 5, nullptr, max_payload, encode, check,
-    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr, nullptr};
+extern constexpr Codec codec_sampled_topk =
+    CodecDef(GW_CODEC_SAMPLED_TOPK, "sampled_topk", kParams)
+        .entries(E::max_payload, encode, E::check, E::decode, E::accumulate)
+        .caps(kCapStochastic);
 
 }  // namespace gw

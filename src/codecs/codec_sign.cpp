@@ -54,8 +54,9 @@ bool sign_range(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t l
 
 }  // namespace
 
-extern const Codec kSignCodec = {GW_CODEC_SIGN, "sign",     nullptr, 0,      nullptr,
-                                 max_payload,   encode,     check,   decode, accumulate,
-                                 accumulate_range, sign_range};
+extern constexpr Codec codec_sign =
+    CodecDef(GW_CODEC_SIGN, "sign")
+        .entries(max_payload, encode, check, decode, accumulate)
+        .ranges(accumulate_range, sign_range);
 
 }  // namespace gw

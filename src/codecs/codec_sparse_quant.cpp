@@ -197,7 +197,10 @@ void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t
 
 }  // namespace
 
-extern const Codec kSparseQuantCodec = {GW_CODEC_SPARSE_QUANT, "sparse_quant", kParams, 3,
-                                        validate, max_payload, encode, check, decode, accumulate, nullptr, nullptr};
+extern constexpr Codec codec_sparse_quant =
+    CodecDef(GW_CODEC_SPARSE_QUANT, "sparse_quant", kParams)
+        .entries(max_payload, encode, check, decode, accumulate)
+        .validate(validate)
+        .caps(kCapStochastic | kCapStochasticRounding);
 
 }  // namespace gw

@@ -20,7 +20,6 @@ using E = gq::Entries<grid, kBlock, gq::max_rule>;
 
 }  // namespace
 
-extern const Codec kTerngradCodec = {GW_CODEC_TERNGRAD, "terngrad", kParams, 1, nullptr, E::max_payload,
-                          E::encode, E::check, E::decode, E::accumulate, nullptr, nullptr};
+extern constexpr Codec codec_terngrad = E::def(GW_CODEC_TERNGRAD, "terngrad", kParams);
 
 }  // namespace gw

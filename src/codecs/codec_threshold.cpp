@@ -28,25 +28,17 @@ float threshold_of(const CodecParams& p) {
     return t;
 }
 
-bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
-    if (n > static_cast<uint64_t>(sparse::kMaxN)) return false;
-    *bytes = sparse::payload_size(n, p.v[kValueDtype]);
-    return true;
-}
+uint64_t every(const CodecParams&, uint64_t n) { return n; }  // entries at most
+using E = sparse::Entries<every, kValueDtype>;
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
-    const kern::Table& t = kern::active();
-    if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
-    ScratchLayout at;
-    const size_t at_idx = at.add(n * 4), at_val = at.add(n * 4);
-    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(at.bytes()));
-    if (!mem) return GW_ERR_OUT_OF_MEMORY;
-    uint32_t* idx = reinterpret_cast<uint32_t*>(mem + at_idx);
-    float* val = reinterpret_cast<float*>(mem + at_val);
+    sparse::Selection s;
+    const gw_status st = sparse::begin(ctx, x, n, 0, n, sparse::Values::kYes, &s);
+    if (st != GW_OK) return st;
     const float thr = threshold_of(p);
-    const uint64_t count = t.threshold_select(x, n, thr, idx, n);
-    sparse::write(p.v[kValueDtype], x, n, idx, val, count, payload, len, residual, thr);
+    const uint64_t count = kern::active().threshold_select(x, n, thr, s.idx, n);
+    sparse::write(p.v[kValueDtype], x, n, s.idx, s.val, count, payload, len, residual, thr);
     return GW_OK;
 }
 
@@ -56,8 +48,8 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 }  // namespace
 
-extern const Codec kThresholdCodec = {
-    GW_CODEC_THRESHOLD, "threshold", kParams, 3, nullptr, max_payload, encode, check,
-    sparse::codec_decode<kValueDtype>, sparse::codec_accumulate<kValueDtype>, nullptr, nullptr};
+extern constexpr Codec codec_threshold =
+    CodecDef(GW_CODEC_THRESHOLD, "threshold", kParams)
+        .entries(E::max_payload, encode, check, E::decode, E::accumulate);
 
 }  // namespace gw

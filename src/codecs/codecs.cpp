@@ -8,28 +8,16 @@
 
 namespace gw {
 
-extern const Codec kIdentityCodec;
-extern const Codec kFp16Codec;
-extern const Codec kBf16Codec;
-extern const Codec kSignCodec;
-extern const Codec kScaledSignCodec;
-extern const Codec kTopkCodec;
-extern const Codec kChunkTopkCodec;
-extern const Codec kIndexCodec;
-extern const Codec kSampledTopkCodec;
-extern const Codec kThresholdCodec;
-extern const Codec kRandomkCodec;
-extern const Codec kQuantCodec;
-extern const Codec kQsgdCodec;
-extern const Codec kTerngradCodec;
-extern const Codec kSparseQuantCodec;
+// The registry (a fixed list, no plugins): registry.def, one line per codec.
+#define GW_CODEC_ENTRY(name, file) extern const Codec codec_##name;
+#include "codecs/registry.def"
+#undef GW_CODEC_ENTRY
 
 namespace {
-// The registry: one line per codec.
 const Codec* const kCodecs[] = {
-    &kIdentityCodec, &kFp16Codec, &kBf16Codec, &kSignCodec, &kScaledSignCodec, &kTopkCodec,
-    &kChunkTopkCodec, &kSampledTopkCodec, &kThresholdCodec, &kRandomkCodec, &kIndexCodec,
-    &kQuantCodec, &kQsgdCodec, &kTerngradCodec, &kSparseQuantCodec,
+#define GW_CODEC_ENTRY(name, file) &codec_##name,
+#include "codecs/registry.def"
+#undef GW_CODEC_ENTRY
 };
 }  // namespace
 

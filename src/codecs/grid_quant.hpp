@@ -62,9 +62,16 @@ void unpack(const uint8_t* in, size_t c, unsigned width, uint32_t* codes);
 bool padding_clear(const uint8_t* in, size_t c, unsigned width);
 
 // The Codec entries of a grid codec: its grid from its parameters, the slot
-// of its block_size parameter and its scale rule.
+// of its block_size parameter and its scale rule; def() is its descriptor
+// (every grid codec rounds at random, drawing from (seed, step, tensor)).
 template <Grid (*G)(const CodecParams&), size_t BlockSlot, ScaleRule R>
 struct Entries {
+    template <size_t N>
+    static constexpr CodecDef def(gw_codec_id id, const char* name, const ParamDef (&params)[N]) {
+        return CodecDef(id, name, params)
+            .entries(max_payload, encode, check, decode, accumulate)
+            .caps(kCapStochastic | kCapStochasticRounding);
+    }
     static uint64_t block(const CodecParams& p) { return static_cast<uint64_t>(p.v[BlockSlot]); }
     static bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
         return payload_size(G(p), block(p), n, bytes);

@@ -7,8 +7,9 @@
 namespace gw::sparse {
 namespace {
 
-// Stored value bits -> float, through the conversion kernels.
-void values_to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
+// Stored value bits -> float, through the conversion kernels (the loops here
+// use this copy: with internal linkage it compiles into them as before).
+void to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
     const kern::Table& t = kern::active();
     switch (vdt) {
         case GW_DTYPE_F16: t.f16_to_f32(in, out, count); break;
@@ -35,7 +36,7 @@ uint64_t first_unfit(int64_t vdt, const uint8_t* values, uint64_t from, uint64_t
     float f[kWalkChunk];
     for (uint64_t i = from; i < count; i += kWalkChunk) {
         const uint64_t c = count - i < kWalkChunk ? count - i : kWalkChunk;
-        values_to_f32(vdt, values + i * vs, c, f);
+        to_f32(vdt, values + i * vs, c, f);
         uint32_t any = 0;
         for (uint64_t j = 0; j < c; ++j) {
             const uint32_t a = abs_bits(f[j]);
@@ -58,12 +59,31 @@ void for_each_entry(int64_t vdt, const uint8_t* payload, F&& f) {
     const uint8_t* values = payload + 4;
     float vals[kWalkChunk];
     for_each_index(values + nnz * vs, nnz, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
-        values_to_f32(vdt, values + first * vs, c, vals);
+        to_f32(vdt, values + first * vs, c, vals);
         f(c, idx, vals);
     });
 }
 
 }  // namespace
+
+void values_to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
+    to_f32(vdt, in, count, out);
+}
+
+gw_status begin(const EncodeCtx& ctx, const float* x, uint64_t n, size_t work, uint64_t cap,
+                Values values, Selection* s) {
+    if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
+    ScratchLayout at;
+    const size_t at_work = work ? at.add(work) : 0;
+    const size_t at_idx = at.add(cap * 4);
+    const size_t at_val = values == Values::kYes ? at.add(cap * 4) : 0;
+    uint8_t* mem = static_cast<uint8_t*>(ctx.scratch->get(at.bytes()));
+    if (!mem) return GW_ERR_OUT_OF_MEMORY;
+    s->work = work ? mem + at_work : nullptr;
+    s->idx = reinterpret_cast<uint32_t*>(mem + at_idx);
+    s->val = values == Values::kYes ? reinterpret_cast<float*>(mem + at_val) : nullptr;
+    return GW_OK;
+}
 
 void write_gaps(const uint32_t* idx, uint64_t nnz, uint8_t* planes) {
     uint64_t next = 0;
@@ -117,7 +137,7 @@ void write(int64_t vdt, const float* x, uint64_t n, uint32_t* idx, float* val, u
         float dec[kWalkChunk];
         for (uint64_t first = 0; first < nnz; first += kWalkChunk) {
             const uint64_t c = nnz - first < kWalkChunk ? nnz - first : kWalkChunk;
-            values_to_f32(vdt, values + first * vs, c, dec);
+            to_f32(vdt, values + first * vs, c, dec);
             for (uint64_t j = 0; j < c; ++j) residual[idx[first + j]] = val[first + j] - dec[j];
         }
     }

@@ -9,6 +9,11 @@
 // frame's zstd stage squeezes. Indices are strictly increasing by
 // construction; values are finite and nonzero (an entry stored as zero
 // carries nothing and is dropped), so decode + re-encode gives the same bytes.
+//
+// What a selecting codec shares besides the payload: its parameters (kParam*),
+// its encoder's preamble (begin: finiteness check, then the work area and the
+// index and value arrays in one scratch block) and its Codec entries
+// (Entries: max_payload, check, decode, accumulate from its entry bound).
 #pragma once
 
 #include <cstddef>
@@ -40,6 +45,26 @@ inline uint64_t k_of(int64_t k, int64_t ppm, uint64_t n) {
 // Bytes of one value of wire dtype `vdt` (a gw_dtype value).
 inline size_t value_size(int64_t vdt) { return vdt == GW_DTYPE_F32 ? 4 : 2; }
 inline uint64_t payload_size(uint64_t nnz, int64_t vdt) { return 4 + nnz * (value_size(vdt) + 4); }
+
+// Stored values of wire dtype `vdt` as float32 (exact), through the
+// conversion kernels.
+void values_to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out);
+
+// The working memory of a selecting encoder, carved from one Scratch by one
+// ScratchLayout: the selection kernel's work area (none if 0 bytes), then
+// `cap` indices and, if asked for, `cap` values.
+struct Selection {
+    uint8_t* work = nullptr;  // 64-byte aligned
+    uint32_t* idx = nullptr;
+    float* val = nullptr;  // null unless asked for
+};
+enum class Values { kNo, kYes };
+
+// The preamble every selecting encoder shares: GW_ERR_NONFINITE if x holds
+// NaN/Inf (before anything is written), GW_ERR_OUT_OF_MEMORY if the scratch
+// cannot grow, else GW_OK and *s points into ctx.scratch.
+gw_status begin(const EncodeCtx& ctx, const float* x, uint64_t n, size_t work, uint64_t cap,
+                Values values, Selection* s);
 
 // Gap planes of strictly increasing idx[0..nnz).
 void write_gaps(const uint32_t* idx, uint64_t nnz, uint8_t* planes);
@@ -87,16 +112,28 @@ gw_status check(int64_t vdt, uint64_t max_nnz, const uint8_t* payload, uint64_t 
 void decode(int64_t vdt, const uint8_t* payload, uint64_t n, float* out);
 void accumulate(int64_t vdt, const uint8_t* payload, float alpha, float* acc);
 
-// Codec::decode and Codec::accumulate of a codec whose payload is this one,
-// with its value dtype at parameter slot S.
-template <size_t S>
-void codec_decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
-    decode(p.v[S], payload, n, out);
-}
-template <size_t S>
-void codec_accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t,
-                      float alpha, float* acc) {
-    accumulate(p.v[S], payload, alpha, acc);
-}
+// The Codec entries of a codec whose payload is this one, holding at most
+// M(p, n) entries, with its value dtype at parameter slot S.
+using MaxEntries = uint64_t (*)(const CodecParams& p, uint64_t n);
+template <MaxEntries M, size_t S>
+struct Entries {
+    static bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
+        if (n > static_cast<uint64_t>(kMaxN)) return false;
+        *bytes = payload_size(M(p, n), p.v[S]);
+        return true;
+    }
+    static gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len,
+                           uint64_t n) {
+        return sparse::check(p.v[S], M(p, n), payload, len, n);
+    }
+    static void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n,
+                       float* out) {
+        sparse::decode(p.v[S], payload, n, out);
+    }
+    static void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t,
+                           float alpha, float* acc) {
+        sparse::accumulate(p.v[S], payload, alpha, acc);
+    }
+};
 
 }  // namespace gw::sparse

@@ -127,7 +127,7 @@ gw_status AsylpgMaster::begin_epoch(const float* full_grad) {
 gw_status AsylpgMaster::model(void* frame, size_t capacity, size_t* written, unsigned* bits) {
     if (const gw_status st = sequence(Call::kModel); st != GW_OK) return st;
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
-    const uint64_t n = cfg_.n, tag = frame_tag(cfg_.tensor, s_.version);
+    const uint64_t n = cfg_.n, tag = frame::make_tag(cfg_.tensor, s_.version);
     const EncodeCtx ctx{cfg_.seed, s_.version, cfg_.tensor, &ws_.codec};
     const float *x = x_.get(), *sn = snap_.get();
     if (std::memcmp(x, sn, n * sizeof(float)) == 0) {
@@ -163,7 +163,7 @@ gw_status AsylpgMaster::push(const void* data, size_t size) {
     gw_status st = frame::open(data, size, true, ws_.stage, &v);
     if (st != GW_OK) return st;
     if (v.count != cfg_.n) return GW_ERR_COUNT_MISMATCH;
-    if (static_cast<uint32_t>(v.tag >> 32) != cfg_.tensor) return GW_ERR_TAG_MISMATCH;
+    if (frame::tag_tensor(v.tag) != cfg_.tensor) return GW_ERR_TAG_MISMATCH;
     const uint32_t age = static_cast<uint32_t>(s_.version) - static_cast<uint32_t>(v.tag);
     if (age > 0x80000000u) return GW_ERR_TAG_MISMATCH;  // a version not yet sent
     if (age > cfg_.tau) return GW_ERR_STALE;
@@ -279,7 +279,7 @@ gw_status AsylpgWorker::receive(const void* data, size_t size) {
     const gw_status st = frame::open(data, size, true, ws_.stage, &v);
     if (st != GW_OK) return st;
     if (v.count != 0 && v.count != cfg_.n) return GW_ERR_COUNT_MISMATCH;
-    if (static_cast<uint32_t>(v.tag >> 32) != cfg_.tensor) return GW_ERR_TAG_MISMATCH;
+    if (frame::tag_tensor(v.tag) != cfg_.tensor) return GW_ERR_TAG_MISMATCH;
     if (v.count == 0)
         std::memcpy(model_.get(), snap_.get(), cfg_.n * sizeof(float));
     else
@@ -319,8 +319,8 @@ gw_status AsylpgWorker::step(const void* grad_model, const void* grad_snapshot, 
     if (!gm) return GW_ERR_OUT_OF_MEMORY;
     for (uint64_t i = 0; i < n; ++i) a[i] = gm[i] - gs[i];
     const EncodeCtx ctx{cfg_.seed, s_.steps, cfg_.tensor, &ws_.codec};
-    const gw_status st = frame::encode(cfg_.codec, ctx, frame_tag(cfg_.tensor, s_.version), a, n,
-                                       frame, capacity, written, nullptr, ws_.stage);
+    const gw_status st = frame::encode(cfg_.codec, ctx, frame::make_tag(cfg_.tensor, s_.version),
+                                       a, n, frame, capacity, written, nullptr, ws_.stage);
     if (st == GW_ERR_NONFINITE) return inputs_finite(grad_model, grad_snapshot, dtype)
                                            ? GW_ERR_OVERFLOW  // finite inputs, alpha overflowed
                                            : GW_ERR_NONFINITE;

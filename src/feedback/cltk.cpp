@@ -80,7 +80,7 @@ gw_status Cltk::select(void* frame, size_t capacity, size_t* written) {
     if (const gw_status st = sequence(Call::kSelect); st != GW_OK) return st;
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
     const EncodeCtx ctx{0, s_.step, cfg_.tensor, &ws_.codec};
-    const gw_status st = frame::encode(cfg_.index, ctx, frame_tag(cfg_.tensor, s_.step), a_.get(),
+    const gw_status st = frame::encode(cfg_.index, ctx, frame::make_tag(cfg_.tensor, s_.step), a_.get(),
                                        cfg_.n, frame, capacity, written, nullptr, ws_.stage);
     if (st == GW_OK) phase_.to(kSelected);
     return st;
@@ -103,7 +103,7 @@ gw_status Cltk::extract(const void* frame, size_t size, float* values, uint64_t 
         if (st != GW_OK) return st;
         if (!params_equal(v.params, cfg_.index)) return GW_ERR_CODEC_MISMATCH;
         if (v.count != cfg_.n) return GW_ERR_COUNT_MISMATCH;
-        if (v.tag != frame_tag(cfg_.tensor, s_.step)) return GW_ERR_TAG_MISMATCH;
+        if (v.tag != frame::make_tag(cfg_.tensor, s_.step)) return GW_ERR_TAG_MISMATCH;
         const uint64_t k = load_le<uint32_t>(v.payload);
         if (capacity < k) return GW_ERR_BUFFER_TOO_SMALL;
         index_payload_indices(v.payload, idx_.get());

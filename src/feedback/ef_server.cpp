@@ -32,7 +32,7 @@ gw_status EfServer::init(const ServerConfig& c) {
 gw_status EfServer::accept(const frame::View& v) const {
     if (vote() && v.params.codec->id != GW_CODEC_SIGN) return GW_ERR_CODEC_MISMATCH;
     if (cfg_.has_expect && !params_equal(v.params, cfg_.expect)) return GW_ERR_CODEC_MISMATCH;
-    if (cfg_.check_tag && v.tag != frame_tag(cfg_.tensor, s_.clock.step))
+    if (cfg_.check_tag && v.tag != frame::make_tag(cfg_.tensor, s_.clock.step))
         return GW_ERR_TAG_MISMATCH;
     return GW_OK;
 }
@@ -124,7 +124,8 @@ gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t
         if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;
         if (st != GW_OK) return st;
         if (fixed) bound_.advance(b, false, e != nullptr);
-        *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, s_.clock.step), n, len, 0, frame);
+        *written =
+            frame::seal(cfg_.codec, frame::make_tag(cfg_.tensor, s_.clock.step), n, len, 0, frame);
         s_.clock.advance(lr);
         return GW_OK;
     }
@@ -157,14 +158,14 @@ gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written
             [&](uint64_t off, uint64_t) { return CombineInputs{acc + off, acc + off, e + off}; },
             e_.get(), nullptr, false, ws_.codec, frame, &len);
         if (st == GW_OK)
-            *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, s_.clock.step), n, len, 0,
-                                   frame);
+            *written = frame::seal(cfg_.codec, frame::make_tag(cfg_.tensor, s_.clock.step), n,
+                                   len, 0, frame);
     } else {
         if (n) t.ef_combine(acc, acc, e, combine_coef(r), q_.get(), n);
         // The residual goes over q (in place) and becomes e_s only on
         // success: a residual that overflows is found as it is written.
         const EncodeCtx ctx{0, s_.clock.step, cfg_.tensor, &ws_.codec};
-        st = frame::encode(cfg_.codec, ctx, frame_tag(cfg_.tensor, s_.clock.step), q_.get(), n,
+        st = frame::encode(cfg_.codec, ctx, frame::make_tag(cfg_.tensor, s_.clock.step), q_.get(), n,
                            frame, capacity, written, e_ ? q_.get() : nullptr, ws_.stage);
         if (st == GW_OK && e_) std::swap(e_, q_);
     }

@@ -79,7 +79,7 @@ gw_status EfWorker::step_codec(const float* g, const float* m, const float* e,
     // overflows, found as it is written) leaves m, e and the clock as they
     // were; on success p's buffer becomes e, with no copy.
     const EncodeCtx ctx{cfg_.seed, clock_.step, cfg_.tensor, &ws_.codec};
-    const gw_status st = frame::encode(cfg_.codec, ctx, frame_tag(cfg_.tensor, clock_.step),
+    const gw_status st = frame::encode(cfg_.codec, ctx, frame::make_tag(cfg_.tensor, clock_.step),
                                        p_.get(), cfg_.n, frame, capacity, written,
                                        e_ ? p_.get() : nullptr, ws_.stage);
     if (st != GW_OK) return st;
@@ -110,7 +110,7 @@ gw_status EfWorker::step_scaled_sign(const float* g, const float* m, const float
         e_.get(), m_.get(), one_pass, ws_.codec, frame, &len);
     if (st != GW_OK) return st;
     if (fixed) bound_.advance(b, m_ != nullptr, e_ != nullptr);
-    *written = frame::seal(cfg_.codec, frame_tag(cfg_.tensor, clock_.step), n, len, 0, frame);
+    *written = frame::seal(cfg_.codec, frame::make_tag(cfg_.tensor, clock_.step), n, len, 0, frame);
     return GW_OK;
 }
 

@@ -16,6 +16,7 @@
 #include <cstring>
 
 #include "codecs/codec.hpp"
+#include "codecs/sign_bits.hpp"
 #include "frame/frame.hpp"
 #include "kernels/kernels.hpp"
 #include "util/bytes.hpp"
@@ -28,10 +29,11 @@ namespace gw {
 constexpr uint64_t kFusedTile = 16384;
 
 // Block size of the fused path for `codec` on n elements, or 0 when it does
-// not apply (another codec, or blocks that do not tile: not a multiple of 16
-// dividing the tile, nor one block per tensor). One block per tensor: n.
+// not apply (a codec without kCapFusedScaledSign, or blocks that do not tile:
+// not a multiple of 16 dividing the tile, nor one block per tensor). One
+// block per tensor: n.
 inline uint64_t fused_sign_block(const CodecParams& codec, uint64_t n) {
-    if (codec.codec->id != GW_CODEC_SCALED_SIGN) return 0;
+    if (!(codec.codec->caps & kCapFusedScaledSign)) return 0;
     const uint64_t b = static_cast<uint64_t>(param_or(codec, GW_PARAM_BLOCK_SIZE, 1));
     if (b == 0 || b >= n) return n;
     return (b % 16 == 0 && kFusedTile % b == 0) ? b : 0;
@@ -131,11 +133,13 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
                             Scratch& scratch, void* frame, uint64_t* len) {
     const kern::Table& t = kern::active();
     const uint64_t block = fused_sign_block(codec, n);
-    const uint64_t blocks = (n + block - 1) / block;
-    float* scales = static_cast<float*>(scratch.get(blocks * sizeof(float)));
+    const ScaledSignLayout l(block, n);  // the codec's payload
+    float* scales = static_cast<float*>(scratch.get(l.blocks * sizeof(float)));
     if (!scales) return GW_ERR_OUT_OF_MEMORY;
     uint8_t* payload = frame::payload_of(codec, frame);
-    uint8_t* bits = payload + 4 * blocks;  // blocks are multiples of 8: one bit field
+    // Fused blocks are multiples of 8 elements (or one block), so the blocks'
+    // sign fields make one bit field: element i's byte is i / 8 into it.
+    uint8_t* bits = payload + l.bits_offset(0);
     // Scales of the fixed blocks of tile [off, off+tl).
     auto scale_tile = [&](const CombineInputs& in, uint64_t off, uint64_t tl) {
         for (uint64_t b = 0; b < tl; b += block) {
@@ -155,14 +159,14 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
             const uint64_t d = tl - b < block ? tl - b : block;
             const uint64_t i = off + b;
             const float s = scales[i / block];
-            store_le<float>(payload + 4 * (i / block), s);
+            store_le<float>(payload + l.scale_offset(i / block), s);
             uint8_t* bb = bits + i / 8;
             t.ef_sign_step(in.g + b, in.m + b, in.e + b, k, s, d, bb, e_out ? e_out + i : nullptr,
                            m_out ? m_out + i : nullptr);
             if (s == 0.0f) std::memset(bb, 0, (d + 7) / 8);  // the canonical zero block
         }
     };
-    *len = 4 * blocks + (n + 7) / 8;
+    l.size(len);  // n <= GW_MAX_ELEMENTS: always fits
     if (one_pass && block < n) {
         for (uint64_t off = 0; off < n; off += kFusedTile) {
             const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;

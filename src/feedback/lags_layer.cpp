@@ -63,8 +63,8 @@ gw_status LagsLayer::step(const void* grad, gw_dtype dtype, float lr, void* fram
     p.v[k_slot_] = static_cast<int64_t>(s_.k);
     const EncodeCtx ctx{cfg_.seed, s_.clock.step, cfg_.tensor, &ws_.codec};
     // eps = acc - decoded, written only once the frame is.
-    st = frame::encode(p, ctx, frame_tag(cfg_.tensor, s_.clock.step), acc_.get(), cfg_.n, frame,
-                       capacity, written, acc_.get(), ws_.stage);
+    st = frame::encode(p, ctx, frame::make_tag(cfg_.tensor, s_.clock.step), acc_.get(), cfg_.n,
+                       frame, capacity, written, acc_.get(), ws_.stage);
     if (st != GW_OK) return st;
     std::memcpy(eps_.get(), acc_.get(), cfg_.n * sizeof(float));
     s_.clock.advance(lr);

@@ -91,9 +91,4 @@ void codec_fields(V& v, uint16_t id_field, uint16_t params_field, const CodecPar
     v.config_bytes(params_field, params, params_wire_size(c));
 }
 
-// Tag written into and expected from frames: tensor id and round.
-inline uint64_t frame_tag(uint32_t tensor, uint64_t step) {
-    return (uint64_t(tensor) << 32) | (step & 0xFFFFFFFFu);
-}
-
 }  // namespace gw

@@ -5,7 +5,7 @@
 //   4     1     format version (2)
 //   5     1     codec id
 //   6     2     flags: bit 0 = zstd stage; the others must be 0
-//   8     8     tag (caller-set; handles write GW_TAG(tensor, step))
+//   8     8     tag (caller-set; handles write make_tag(tensor, round))
 //   16    8     element count n
 //   24    8     payload length L (bytes on the wire)
 //   32    2     codec parameter length P
@@ -32,6 +32,17 @@ constexpr size_t kHeaderSize = 40;
 constexpr size_t kHeaderSizeV1 = 26;
 constexpr size_t kTrailerSize = 4;
 constexpr uint16_t kFlagZstd = 1;
+
+// The tag handles write into and expect from frames: the tensor id in the
+// high 32 bits, the round (step or version) mod 2^32 in the low 32 bits. The
+// public GW_TAG(tensor, step) / GW_TAG_TENSOR / GW_TAG_STEP (gradwire.h) are
+// the ABI's definition of the same layout (tests/test_frame.cpp checks both
+// agree); inside the core these three are the only place it is spelt out.
+constexpr uint64_t make_tag(uint32_t tensor, uint64_t round) {
+    return (uint64_t(tensor) << 32) | (round & 0xFFFFFFFFu);
+}
+constexpr uint32_t tag_tensor(uint64_t tag) { return static_cast<uint32_t>(tag >> 32); }
+constexpr uint32_t tag_round(uint64_t tag) { return static_cast<uint32_t>(tag); }
 
 // A validated frame: every length checked, checksums verified, payload
 // checked by its codec. `payload` points into the caller's bytes, or, after
