@@ -788,7 +788,9 @@ void run_cltk(In& in) {
             note("gw_cltk_extract(%s frame of %zu bytes, capacity %zu) in phase %s -> %s",
                  dense ? "no" : f == own_frame ? "its own" : "another", f.size(), cap, names[phase],
                  sname(st));
-            allowed = phase == kBegun || phase == kSelected;
+            // The leader extracts after its own select, the others (and a dense
+            // round) right after begin (docs/c-api.md).
+            allowed = phase == (leader == o.rank ? kSelected : kBegun);
             if (st == GW_OK) {
                 PCHECK(c1 == c2 && c1 <= vbound && std::memcmp(v1.data(), v2.data(), c1 * 4) == 0);
                 for (size_t j = 0; j < c1; ++j) PCHECK(std::isfinite(v1[j]));  // a = m + lr g is finite
@@ -855,7 +857,7 @@ void run_cltk(In& in) {
                  names[phase], sname(st));
             // Sequence checks come first: out of order is SEQUENCE whatever the sizes.
             const bool ok_phase = which == 0 ? phase == kBegun && leader == o.rank
-                                  : which == 1 ? phase == kBegun || phase == kSelected
+                                  : which == 1 ? phase == (leader == o.rank ? kSelected : kBegun)
                                                : phase == kExtracted;
             if (!ok_phase && !lax_cltk_sequence()) PCHECK(st == GW_ERR_SEQUENCE);
             if (st == GW_OK) {  // extract of a dense round with capacity 0 cannot succeed (n >= 1)
