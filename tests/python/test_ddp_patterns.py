@@ -108,3 +108,14 @@ def test_join_with_uneven_inputs(job):
         assert all(torch.isfinite(p).all() for p in ranks[0][method])
     assert same(ranks[0]["allreduce"], ranks[0]["plain"], False)
 
+
+# ------------------------------------------------------------- no processes
+def test_import_without_torch_says_how_to_install(monkeypatch):
+    for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    for name in ("gradwire.ddp", "gradwire.fsdp", "gradwire._torch", "gradwire._collectives"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    for name in ("gradwire.ddp", "gradwire.fsdp"):
+        with pytest.raises(ImportError, match=r"pip install 'gradwire\[torch\]'"):
+            __import__(name)
+

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from typing import List, Optional
 
-import torch
-import torch.distributed as dist
+from ._torch import dist, torch
 
 
 class Collectives:

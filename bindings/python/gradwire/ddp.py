@@ -34,9 +34,8 @@ import math
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
-import torch
-import torch.distributed as dist
 
+from ._torch import dist, torch  # first: says how to install torch if it is missing
 from . import Cltk, CodecSpec, LagsLayer, Server, Worker, decode, decode_accumulate_many, frame_size
 from . import gwnative as _n
 from . import randk_indices, shard_range
