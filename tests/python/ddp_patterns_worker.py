@@ -142,6 +142,47 @@ def check_join(rank, world):
     return out
 
 
+def groups_of(world):
+    parts = {2: [[0], [1]], 3: [[0, 1], [2]], 4: [[0, 1], [2, 3]]}[world]
+    odd = {2: [1], 3: [1, 2], 4: [1, 2, 3]}[world]  # ranks not 0..M-1 of the group
+    gs = [dist.new_group(p) for p in parts]
+    og = dist.new_group(odd)
+    mine = next(i for i, p in enumerate(parts) if rank_of() in p)
+    return parts[mine], gs[mine], odd, og
+
+
+def rank_of():
+    return dist.get_rank()
+
+
+def check_subgroups(rank, world):
+    """DDP on subgroups: the hook averages over the DDP model's own group (also
+    after pickling and binding to a new DDP)."""
+    part, group, odd, og = groups_of(world)
+    out = {"part": part, "odd": odd}
+
+    def one(state_from=None):
+        torch.manual_seed(0)
+        m = torch.nn.Linear(1, 1, bias=False)
+        with torch.no_grad():
+            m.weight.fill_(1.0)
+        if state_from is None:
+            ddp, state = hooked(m, "allreduce", group=group)
+        else:
+            ddp = DDP(m, process_group=group)
+            state = pickle.loads(state_from).bind(ddp)
+            ddp.register_comm_hook(state, hook)
+        ddp(torch.full((1, 1), float(rank))).sum().backward()
+        return m.weight.grad.item(), state
+
+    plain = DDP(torch.nn.Linear(1, 1, bias=False), process_group=group)
+    plain(torch.full((1, 1), float(rank))).sum().backward()
+    out["plain"] = plain.module.weight.grad.item()
+    out["hook"], state = one()
+    out["rebound"], _ = one(pickle.dumps(state))
+    return out
+
+
 def main():
     rank, world, port, outdir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     # Every check_* of this file, in the order they are defined.

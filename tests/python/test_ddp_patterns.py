@@ -109,6 +109,15 @@ def test_join_with_uneven_inputs(job):
     assert same(ranks[0]["allreduce"], ranks[0]["plain"], False)
 
 
+def test_subgroups(job):
+    world, ranks = results(job, "subgroups")
+    for rank, r in enumerate(ranks):
+        expect = sum(r["part"]) / len(r["part"])  # each rank's gradient is its rank
+        assert r["plain"] == pytest.approx(expect)
+        assert r["hook"] == pytest.approx(expect), (world, rank, r["part"])
+        assert r["rebound"] == pytest.approx(expect), (world, rank, r["part"])
+
+
 # ------------------------------------------------------------- no processes
 def test_import_without_torch_says_how_to_install(monkeypatch):
     for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:

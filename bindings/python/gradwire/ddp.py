@@ -87,15 +87,23 @@ class GradwireState:
         self._blobs: Dict[Tuple, bytes] = {}   # restored, loaded when a handle is made
         self.process_group = process_group
         self._world: Optional[Tuple[int, int]] = None
-        self.bind(model)
+        self.bind(model, process_group)
 
     # ------------------------------------------------------------ lifecycle
     def bind(self, model: torch.nn.Module, process_group: Optional[dist.ProcessGroup] = None
              ) -> "GradwireState":
-        """Attach (again) to a model: after unpickling, or to share the state."""
+        """Attach (again) to a model: after unpickling, or to share the state.
+
+        The hook exchanges over `process_group` if given, else over the
+        model's own (a DistributedDataParallel's `process_group`, so DDP on
+        a subgroup averages over that subgroup), else the group it had
+        (the default, WORLD, if none)."""
         if process_group is not None:
             self.process_group = process_group
-        self._pid = {id(p): i for i, p in enumerate(model.parameters())}
+        elif getattr(model, "process_group", None) is not None:
+            self.process_group = model.process_group
+        params = list(model.parameters())
+        self._pid = {id(p): i for i, p in enumerate(params)}
         self.comm = Collectives(self.process_group)
         world = (self.comm.size, self.comm.rank)
         if self._world is not None and tuple(self._world) != world:
@@ -140,7 +148,7 @@ class GradwireState:
         saved = d.pop("_saved")
         self.__dict__.update(d)
         self._handles, self._blobs = {}, {}
-        self.process_group = None
+        self.process_group = None  # bind() takes the new model's group
         self._pid = None
         self.comm = None
         self.load_state_dict(saved)
