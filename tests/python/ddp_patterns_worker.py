@@ -183,6 +183,18 @@ def check_subgroups(rank, world):
     return out
 
 
+def check_odd_group(rank, world):
+    """Every method on a group whose ranks are not 0..M-1 (collectives with a
+    root take global ranks)."""
+    part, group, odd, og = groups_of(world)
+    out = {"odd": odd, "methods": {}}
+    if rank in odd:
+        for method in EVERY:
+            ddp, _ = hooked(mlp(), method, group=og, bucket_cap_mb=TINY)
+            out["methods"][method] = train(ddp, rank)
+    return out
+
+
 def main():
     rank, world, port, outdir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     # Every check_* of this file, in the order they are defined.

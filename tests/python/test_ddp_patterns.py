@@ -118,6 +118,13 @@ def test_subgroups(job):
         assert r["rebound"] == pytest.approx(expect), (world, rank, r["part"])
 
 
+def test_every_method_on_group_not_starting_at_rank_0(job):
+    world, ranks = results(job, "odd_group")
+    odd = [r for i, r in enumerate(ranks) if i in ranks[0]["odd"]]
+    for method in EVERY:
+        replicas_agree(odd, method, lambda r, m: r["methods"][m])
+
+
 # ------------------------------------------------------------- no processes
 def test_import_without_torch_says_how_to_install(monkeypatch):
     for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
