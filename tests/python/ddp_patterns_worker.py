@@ -195,6 +195,39 @@ def check_odd_group(rank, world):
     return out
 
 
+class WithSparse(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.emb = torch.nn.Embedding(10, 6, sparse=True)
+        self.lin = torch.nn.Linear(6, 3)
+
+    def forward(self, idx):
+        return self.lin(self.emb(idx))
+
+
+def check_sparse(rank, world):
+    """nn.Embedding(sparse=True): its gradient is averaged by a plain all_reduce."""
+    out = {}
+    for method in EVERY + ["plain"]:
+        model = WithSparse()
+        if method == "plain":
+            ddp = DDP(model)
+        else:
+            ddp, _ = hooked(model, method)
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+        first = None
+        for step in range(STEPS):
+            opt.zero_grad()
+            idx = torch.tensor([[step + rank, 2 * rank + 1, 7]])
+            loss_of(ddp(idx)[0], data(step, rank)[1][:3]).backward()
+            if first is None:
+                first = model.emb.weight.grad.to_dense().clone()
+            opt.step()
+        out[method] = {"first": first, "params": params(model)}
+    return out
+
+
 def main():
     rank, world, port, outdir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     # Every check_* of this file, in the order they are defined.

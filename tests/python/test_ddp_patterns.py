@@ -125,6 +125,15 @@ def test_every_method_on_group_not_starting_at_rank_0(job):
         replicas_agree(odd, method, lambda r, m: r["methods"][m])
 
 
+def test_sparse_gradients_are_averaged(job):
+    world, ranks = results(job, "sparse")
+    for method in EVERY:
+        replicas_agree(ranks, method, lambda r, m: r[m]["params"])
+        for r in ranks:
+            torch.testing.assert_close(r[method]["first"], r["plain"]["first"])
+    assert same(ranks[0]["allreduce"]["params"], ranks[0]["plain"]["params"], False)
+
+
 # ------------------------------------------------------------- no processes
 def test_import_without_torch_says_how_to_install(monkeypatch):
     for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:

@@ -85,3 +85,11 @@ class Collectives:
         self._count(t)
         dist.all_reduce(t, group=self.group)
         return t
+
+    def sparse_mean(self, t: torch.Tensor) -> torch.Tensor:
+        """The group's average of a sparse (COO) tensor: a plain all_reduce."""
+        t = t.coalesce()
+        self._count(t.indices())
+        self._count(t.values())
+        fut = dist.all_reduce(t, group=self.group, async_op=True).get_future()
+        return fut.wait()[0].div_(self.size)  # gloo's sparse sum is a new tensor

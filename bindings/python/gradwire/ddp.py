@@ -222,6 +222,10 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
     if bucket.index() == 0:
         state.steps += 1
     buf = bucket.buffer()
+    if buf.layout != torch.strided:
+        # Sparse gradients (nn.Embedding(sparse=True)), alone in their bucket:
+        # averaged by a plain all_reduce, never compressed.
+        return _finish(buf, state.comm.sparse_mean(buf))
     flat = buf.reshape(-1)
     layout = _layout(state, bucket)
     mode = state.mode
