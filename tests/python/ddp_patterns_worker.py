@@ -228,6 +228,28 @@ def check_sparse(rank, world):
     return out
 
 
+class WithEmpty(torch.nn.Module):
+    def __init__(self, dtype=torch.float32):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l1 = torch.nn.Linear(6, 8)
+        self.empty = torch.nn.Parameter(torch.zeros(0))
+        self.l2 = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.l2(torch.relu(self.l1(x))) + self.empty.sum()
+
+
+def check_zero_element(rank, world):
+    out = {}
+    for method in EVERY + ["plain"]:
+        model = WithEmpty()
+        ddp = DDP(model, bucket_cap_mb=TINY) if method == "plain" else \
+            hooked(model, method, bucket_cap_mb=TINY)[0]
+        out[method] = train(ddp, rank)
+    return out
+
+
 def main():
     rank, world, port, outdir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     # Every check_* of this file, in the order they are defined.

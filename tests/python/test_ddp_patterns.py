@@ -134,6 +134,14 @@ def test_sparse_gradients_are_averaged(job):
     assert same(ranks[0]["allreduce"]["params"], ranks[0]["plain"]["params"], False)
 
 
+def test_zero_element_parameters(job):
+    world, ranks = results(job, "zero_element")
+    for method in EVERY:
+        replicas_agree(ranks, method)
+        assert ranks[0][method][0].numel() == 0  # the model's own parameter first
+    assert same(ranks[0]["allreduce"], ranks[0]["plain"], False)
+
+
 # ------------------------------------------------------------- no processes
 def test_import_without_torch_says_how_to_install(monkeypatch):
     for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:

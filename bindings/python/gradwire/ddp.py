@@ -233,6 +233,10 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
         out = state.comm.all_reduce_sum(flat.clone())
         return _finish(buf, out.div_(state.comm.size))
     out = _f32_output(buf)
+    # Zero-element parameters carry nothing: no handle, no frame.
+    layout = [x for x in layout if x[2]]
+    if not layout:  # the same on every rank: DDP's buckets agree
+        return _finish(buf, out)
     if mode == "server":
         _server_round(state, flat, out, layout)
     elif mode in ("allgather", "lags"):
