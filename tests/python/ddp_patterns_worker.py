@@ -250,6 +250,20 @@ def check_zero_element(rank, world):
     return out
 
 
+def check_dtypes(rank, world):
+    """float64, float16 and bfloat16 models."""
+    out = {}
+    for dtype in (torch.float64, torch.float16, torch.bfloat16):
+        res = {}
+        for method in EVERY + ["plain"]:
+            model = mlp(dtype)
+            ddp = DDP(model, bucket_cap_mb=TINY) if method == "plain" else \
+                hooked(model, method, bucket_cap_mb=TINY)[0]
+            res[method] = train(ddp, rank, dtype=dtype)
+        out[str(dtype)] = res
+    return out
+
+
 def main():
     rank, world, port, outdir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     # Every check_* of this file, in the order they are defined.

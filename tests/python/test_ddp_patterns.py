@@ -142,6 +142,16 @@ def test_zero_element_parameters(job):
     assert same(ranks[0]["allreduce"], ranks[0]["plain"], False)
 
 
+def test_float64_float16_bfloat16_models(job):
+    world, ranks = results(job, "dtypes")
+    for dtype in ("torch.float64", "torch.float16", "torch.bfloat16"):
+        for method in EVERY:
+            replicas_agree(ranks, dtype, lambda r, d: r[d][method])
+            for p in ranks[0][dtype][method]:
+                assert str(p.dtype) == dtype and torch.isfinite(p).all(), (dtype, method)
+        assert same(ranks[0][dtype]["allreduce"], ranks[0][dtype]["plain"], False), dtype
+
+
 # ------------------------------------------------------------- no processes
 def test_import_without_torch_says_how_to_install(monkeypatch):
     for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
@@ -152,3 +162,8 @@ def test_import_without_torch_says_how_to_install(monkeypatch):
         with pytest.raises(ImportError, match=r"pip install 'gradwire\[torch\]'"):
             __import__(name)
 
+
+def test_unsupported_dtype_refused_at_construction():
+    model = torch.nn.Linear(2, 2).to(torch.complex64)
+    with pytest.raises(TypeError, match="method='allreduce'"):
+        gw.ddp.GradwireState(model, method="ef")

@@ -103,6 +103,14 @@ class GradwireState:
         elif getattr(model, "process_group", None) is not None:
             self.process_group = model.process_group
         params = list(model.parameters())
+        if self.mode != "allreduce":
+            for i, p in enumerate(params):
+                if p.requires_grad and p.dtype not in _DTYPES:
+                    raise TypeError(
+                        f"gradwire: parameter {i} is {p.dtype}; method {self.method!r} "
+                        "compresses float32, float16, bfloat16 and float64 gradients (float64 "
+                        "in float32). Use method='allreduce' for this model, or keep these "
+                        "parameters out of DDP's gradient synchronisation")
         self._pid = {id(p): i for i, p in enumerate(params)}
         self.comm = Collectives(self.process_group)
         world = (self.comm.size, self.comm.rank)
@@ -174,6 +182,10 @@ class GradwireState:
             length=len(r), tensor=pid))
 
 
+# Parameter dtypes the compressed modes take (float64 is compressed in float32).
+_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+
 def _layout(state: GradwireState, bucket: dist.GradBucket):
     """(pid, offset, numel) of every parameter in the bucket's flat buffer."""
     if state.comm is None:
@@ -230,9 +242,11 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
     layout = _layout(state, bucket)
     mode = state.mode
     if mode == "allreduce":
-        out = state.comm.all_reduce_sum(flat.clone())
-        return _finish(buf, out.div_(state.comm.size))
+        # Divided first, as DDP's own all-reduce does (no overflow in float16).
+        return _finish(buf, state.comm.all_reduce_sum(flat.div(state.comm.size)))
     out = _f32_output(buf)
+    if flat.dtype == torch.float64:
+        flat = flat.to(torch.float32)
     # Zero-element parameters carry nothing: no handle, no frame.
     layout = [x for x in layout if x[2]]
     if not layout:  # the same on every rank: DDP's buckets agree
