@@ -95,6 +95,100 @@ def check_parity(rank, world):
     return out
 
 
+def kept(state, pid, n):
+    """The gradient mass `state` keeps back for parameter pid on this rank, in
+    units of what the rank sends: the worker's residual, plus M times the
+    server residual of the slice this rank serves (the server averages)."""
+    M, r = state.comm.size, state.comm.rank
+    k = torch.zeros(n)
+    h = state._handles
+    if state.mode == "server":
+        from gradwire import shard_range
+        for j in range(M):
+            s = shard_range(n, M, j)
+            if ("w", pid, j) in h:
+                k[s.start:s.stop] += torch.from_numpy(h[("w", pid, j)].residual())
+        s = shard_range(n, M, r)
+        if ("s", pid) in h:
+            k[s.start:s.stop] += M * torch.from_numpy(h[("s", pid)].residual())
+    elif ("w", pid, 0) in h:
+        k += torch.from_numpy(h[("w", pid, 0)].residual())
+    elif ("l", pid) in h:
+        k += torch.from_numpy(h[("l", pid)].residual())
+    elif ("c", pid) in h:
+        k += torch.from_numpy(h[("c", pid)].memory())
+    return k
+
+
+class Dead(torch.nn.Module):
+    """An MLP with a branch every rank uses at step 0 only (`dead` after) and
+    one only rank 0 uses."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a = torch.nn.Linear(6, 3)
+        self.dead = torch.nn.Linear(6, 3)
+        self.partial = torch.nn.Linear(6, 3)
+        self.step, self.rank = 0, 0
+
+    def forward(self, x):
+        h = self.a(x)
+        if self.step == 0:
+            h = h + self.dead(x)
+        if self.rank == 0:
+            h = h + self.partial(x)
+        return h
+
+
+def mass_run(rank, world, method, find_unused):
+    """Every step, on every parameter: what the ranks handed in plus what they
+    had kept equals what DDP applied (M times the averaged update; zero where
+    DDP leaves .grad None) plus what they keep now."""
+    model, local = (Dead(), Dead()) if find_unused else (mlp(), mlp())
+    model.rank = local.rank = rank
+    ddp, state = hooked(model, method, bucket_cap_mb=TINY, find_unused_parameters=find_unused)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    names = [n for n, _ in model.named_parameters()]
+    sizes = [p.numel() for p in model.parameters()]
+    err, dead_moved, dead_residual = 0.0, 0.0, 0.0
+    for step in range(STEPS + 1):
+        if find_unused:
+            model.step = local.step = step
+        x, y = data(step, rank)
+        local.load_state_dict(model.state_dict())
+        local.zero_grad()
+        loss_of(local(x), y).backward()
+        before = [kept(state, i, n) for i, n in enumerate(sizes)]
+        opt.zero_grad()
+        loss_of(ddp(x), y).backward()
+        for i, (p, q) in enumerate(zip(model.parameters(), local.parameters())):
+            g = torch.zeros(sizes[i]) if q.grad is None else q.grad.reshape(-1)
+            applied = torch.zeros(sizes[i]) if p.grad is None else p.grad.reshape(-1)
+            after = kept(state, i, sizes[i])
+            lhs = g + before[i] - after
+            dist.all_reduce(lhs)
+            err = max(err, (lhs - world * applied).abs().max().item())
+            if find_unused and names[i].startswith("dead") and step >= 1:
+                dead_residual = max(dead_residual, (after - before[i]).abs().max().item())
+        dead0 = [p.detach().clone() for p in model.dead.parameters()] if find_unused else []
+        opt.step()
+        if find_unused and step >= 1:
+            dead_moved = max(dead_moved, max((a - b).abs().max().item()
+                                             for a, b in zip(dead0, model.dead.parameters())))
+    return {"mass": err, "dead_moved": dead_moved, "dead_residual": dead_residual,
+            "dead_kept": kept(state, names.index("dead.weight"), sizes[names.index(
+                "dead.weight")]).abs().sum().item() if find_unused else 0.0}
+
+
+def check_mass(rank, world):
+    out = {}
+    for method in ("ef", "fp16", "efsignsgd", "lags", "randomk", "cltk"):
+        out[method] = mass_run(rank, world, method, False)
+        out[method + "+unused"] = mass_run(rank, world, method, True)
+    return out
+
+
 def check_no_sync_frozen(rank, world):
     """Accumulation under no_sync with a frozen parameter and tiny buckets."""
     out = {}

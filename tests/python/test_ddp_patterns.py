@@ -83,6 +83,19 @@ def test_parity_with_ddp_average(job):
         assert r["fp16"] < 2e-3  # the first step: the average to fp16 precision
 
 
+def test_mass_is_kept(job):
+    """sent + kept == handed in + kept before, every step, every parameter;
+    parameters no rank used: nothing sent, the residual unchanged."""
+    world, ranks = results(job, "mass")
+    for r in ranks:
+        for name, m in r.items():
+            assert m["mass"] < 1e-5, (world, name, m)
+            if name.endswith("+unused"):
+                assert m["dead_moved"] == 0.0, (world, name, m)
+                assert m["dead_residual"] == 0.0, (world, name, m)
+                assert m["dead_kept"] > 0.0, (world, name, m)  # a residual worth keeping
+
+
 def test_no_sync_with_frozen_parameter(job):
     world, ranks = results(job, "no_sync_frozen")
     for method in EVERY:

@@ -87,6 +87,9 @@ class GradwireState:
         self._blobs: Dict[Tuple, bytes] = {}   # restored, loaded when a handle is made
         self.process_group = process_group
         self._world: Optional[Tuple[int, int]] = None
+        self._use_hooks: List[Any] = []
+        self._used: set = set()
+        self._track_use = False
         self.bind(model, process_group)
 
     # ------------------------------------------------------------ lifecycle
@@ -113,6 +116,19 @@ class GradwireState:
                         "parameters out of DDP's gradient synchronisation")
         self._pid = {id(p): i for i, p in enumerate(params)}
         self.comm = Collectives(self.process_group)
+        for h in self._use_hooks:
+            h.remove()
+        self._use_hooks, self._used = [], set()
+        # Where DDP skips parameters that no rank used (find_unused_parameters,
+        # static_graph: their .grad stays None), nothing may be sent for them:
+        # their residuals keep the mass. The hook learns which were used from
+        # these (local) marks and one all_reduce of a flag per parameter.
+        self._track_use = self.mode != "allreduce" and bool(
+            getattr(model, "find_unused_parameters", False) or getattr(model, "static_graph", False))
+        if self._track_use:
+            for i, p in enumerate(params):
+                if p.requires_grad:
+                    self._use_hooks.append(p.register_hook(_UseMark(self._used, i)))
         world = (self.comm.size, self.comm.rank)
         if self._world is not None and tuple(self._world) != world:
             raise ValueError(f"state of rank {self._world[1]} of {self._world[0]} bound on "
@@ -148,7 +164,8 @@ class GradwireState:
 
     def __getstate__(self) -> Dict[str, Any]:
         d = {k: v for k, v in self.__dict__.items()
-             if k not in ("_handles", "_blobs", "_pid", "comm", "process_group")}
+             if k not in ("_handles", "_blobs", "_pid", "comm", "process_group", "_use_hooks",
+                          "_used")}
         d["_saved"] = self.state_dict()
         return d
 
@@ -159,6 +176,7 @@ class GradwireState:
         self.process_group = None  # bind() takes the new model's group
         self._pid = None
         self.comm = None
+        self._use_hooks, self._used = [], set()
         self.load_state_dict(saved)
 
     # -------------------------------------------------------------- handles
@@ -184,6 +202,26 @@ class GradwireState:
 
 # Parameter dtypes the compressed modes take (float64 is compressed in float32).
 _DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+
+class _UseMark:
+    """A gradient hook noting that parameter `pid` got a gradient on this rank."""
+
+    def __init__(self, used: set, pid: int) -> None:
+        self.used, self.pid = used, pid
+
+    def __call__(self, grad: torch.Tensor) -> None:
+        self.used.add(self.pid)
+
+
+def _used_somewhere(state: GradwireState, layout):
+    """The parameters of `layout` that some rank of the group used since the last
+    synchronised step (a sum all_reduce of one flag per parameter)."""
+    flags = torch.tensor([pid in state._used for pid, _, _ in layout], dtype=torch.int32)
+    for pid, _, _ in layout:
+        state._used.discard(pid)
+    flags = state.comm.all_reduce_sum(flags)
+    return [x for x, f in zip(layout, flags.tolist()) if f]
 
 
 def _layout(state: GradwireState, bucket: dist.GradBucket):
@@ -249,6 +287,8 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
         flat = flat.to(torch.float32)
     # Zero-element parameters carry nothing: no handle, no frame.
     layout = [x for x in layout if x[2]]
+    if state._track_use:
+        layout = _used_somewhere(state, layout)
     if not layout:  # the same on every rank: DDP's buckets agree
         return _finish(buf, out)
     if mode == "server":
@@ -335,12 +375,16 @@ def _cltk_round(state, flat, out, layout) -> None:
             n, M, r, state.codec, beta=state.beta, warmup_steps=state.warmup_steps, tensor=pid))
         h.begin(flat[off:off + n], lr)
         hs.append(h)
-    # Every tensor of a round has the same leader (step mod M, or none while warming up).
-    leader = hs[0].leader()
+    # A tensor's leader is its step mod M (none while warming up); tensors that
+    # sat out steps (unused by every rank) have their own, so one broadcast per
+    # leader, in leader order (the same on every rank: the handles agree).
+    leaders = [h.leader() for h in hs]
     frames: List[Optional[bytes]] = [None] * len(hs)
-    if leader != _n.GW_CLTK_NO_LEADER:
-        msg = b"".join(h.select() for h in hs) if r == leader else None
-        frames = _split(state.comm.broadcast(msg, leader), len(hs))
+    for leader in sorted(set(leaders) - {_n.GW_CLTK_NO_LEADER}):
+        mine = [i for i, l in enumerate(leaders) if l == leader]
+        msg = b"".join(hs[i].select() for i in mine) if r == leader else None
+        for i, f in zip(mine, _split(state.comm.broadcast(msg, leader), len(mine))):
+            frames[i] = f
     values = [h.extract(f) for h, f in zip(hs, frames)]
     summed = state.comm.all_reduce_sum(torch.from_numpy(np.concatenate(values)))
     pos = 0
