@@ -23,6 +23,15 @@ Modes (docs/distributed.md for what each collective carries):
   cltk       ScaleCom's CLT-k: the leader's index frame is broadcast, the
              values at those indices are summed by all_reduce
 
+The hook exchanges over the DDP model's own process group (any group, any
+ranks; after unpickling, bind() takes the new model's). float64 buckets are
+compressed in float32 and returned in float64; other dtypes but float16 and
+bfloat16 are refused at construction. Sparse gradients are averaged by a
+plain all_reduce in every mode; zero-element parameters have no state. Under
+find_unused_parameters / static_graph, parameters no rank used are not sent
+(DDP would drop them): their residuals keep the mass. docs/distributed.md
+has the rules.
+
 The hook returns the update direction (a gradient-like average); the
 optimizer applies the learning rate. Set `state.lr` to the optimizer's
 learning rate if it changes, so residuals are rescaled (lr_prev / lr) as the
