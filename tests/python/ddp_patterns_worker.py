@@ -358,6 +358,25 @@ def check_dtypes(rank, world):
     return out
 
 
+def check_warmup(rank, world):
+    """start_step: plain all-reduce first (DDP's own update, no state), then the
+    method from zero residuals; from_config builds the same state from JSON."""
+    out = {}
+    for method in COMPRESSED:
+        plain = DDP(mlp(), bucket_cap_mb=TINY)
+        ddp = DDP(mlp(), bucket_cap_mb=TINY)
+        config = '{"method": "%s", "start_step": 2, "seed": 7}' % method
+        state = GradwireState.from_config(ddp, config)
+        ddp.register_comm_hook(state, hook)
+        at2 = train(plain, rank, steps=2), train(ddp, rank, steps=2)
+        handles = len(state._handles)
+        train(ddp, rank, steps=2)
+        out[method] = {"plain": at2[0], "hook": at2[1], "handles_at_2": handles,
+                       "handles_after": len(state._handles), "steps": state.steps,
+                       "start_step": state.start_step, "mode": state.mode}
+    return out
+
+
 def main():
     rank, world, port, outdir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     # Every check_* of this file, in the order they are defined.

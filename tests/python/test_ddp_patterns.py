@@ -165,6 +165,18 @@ def test_float64_float16_bfloat16_models(job):
         assert same(ranks[0][dtype]["allreduce"], ranks[0][dtype]["plain"], False), dtype
 
 
+def test_warmup_then_compression(job):
+    world, ranks = results(job, "warmup")
+    for method in COMPRESSED:
+        for r in ranks:
+            m = r[method]
+            assert same(m["plain"], m["hook"], False), (world, method)  # DDP's own steps
+            assert m["handles_at_2"] == 0 and m["handles_after"] > 0, (world, method, m)
+            assert m["steps"] == 4 and m["start_step"] == 2
+            assert m["mode"] == gw.ddp.METHODS[method]["mode"]
+        replicas_agree(ranks, method, lambda r, m: r[m]["hook"])
+
+
 # ------------------------------------------------------------- no processes
 def test_import_without_torch_says_how_to_install(monkeypatch):
     for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
@@ -180,3 +192,19 @@ def test_unsupported_dtype_refused_at_construction():
     model = torch.nn.Linear(2, 2).to(torch.complex64)
     with pytest.raises(TypeError, match="method='allreduce'"):
         gw.ddp.GradwireState(model, method="ef")
+
+
+def test_config_options():
+    from gradwire.ddp import config_options
+    a = config_options({"method": "ef", "start_step": 10, "lr": 0.1})
+    assert a == {"method": "ef", "start_step": 10, "lr": 0.1}
+    b = config_options('{"mode": "server", "codec": {"name": "topk", "density_ppm": 1000}}')
+    assert b["mode"] == "server" and b["codec"] == gw.CodecSpec("topk", density_ppm=1000)
+    with pytest.raises(ValueError, match="unknown option"):
+        config_options({"method": "ef", "momentum_mu": 0.9})
+    with pytest.raises(ValueError, match="name"):
+        config_options({"codec": {"density_ppm": 1000}})
+    with pytest.raises(TypeError):
+        config_options(["ef"])
+    with pytest.raises(ValueError, match="start_step"):
+        gw.ddp.GradwireState(torch.nn.Linear(2, 2), method="ef", start_step=-1)

@@ -30,7 +30,9 @@ bfloat16 are refused at construction. Sparse gradients are averaged by a
 plain all_reduce in every mode; zero-element parameters have no state. Under
 find_unused_parameters / static_graph, parameters no rank used are not sent
 (DDP would drop them): their residuals keep the mass. docs/distributed.md
-has the rules.
+has the rules. start_step=N makes the first N steps a plain all-reduce
+(PowerSGD's start_powerSGD_iter, DeepSpeed's freeze_step); from_config(model,
+dict or JSON) builds a state from the constructor's options.
 
 The hook returns the update direction (a gradient-like average); the
 optimizer applies the learning rate. Set `state.lr` to the optimizer's
@@ -39,6 +41,8 @@ algorithms require. With momentum="nesterov" the workers run
 dist-EF-blockSGDM's momentum themselves: use an optimizer without momentum.
 """
 
+import inspect
+import json
 import math
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
@@ -73,7 +77,7 @@ class GradwireState:
                  mode: Optional[str] = None, codec: Union[str, CodecSpec, None] = None,
                  process_group: Optional[dist.ProcessGroup] = None, lr: float = 1.0,
                  momentum: str = "none", mu: float = 0.0, seed: int = 0, beta: float = 1.0,
-                 warmup_steps: int = 0) -> None:
+                 warmup_steps: int = 0, start_step: int = 0) -> None:
         preset = METHODS.get(method)
         if preset is None and mode is None:
             raise ValueError(f"unknown method {method!r}: one of {sorted(METHODS)}, or give mode=")
@@ -91,6 +95,9 @@ class GradwireState:
         self.method = method
         self.lr, self.momentum, self.mu, self.seed = lr, momentum, mu, seed
         self.beta, self.warmup_steps = beta, warmup_steps
+        if start_step < 0:
+            raise ValueError(f"start_step must be >= 0, not {start_step}")
+        self.start_step = start_step  # steps 1..start_step: plain all-reduce
         self.steps = 0          # hook calls of bucket 0 (synchronised iterations)
         self._handles: Dict[Tuple, Any] = {}
         self._blobs: Dict[Tuple, bytes] = {}   # restored, loaded when a handle is made
@@ -100,6 +107,14 @@ class GradwireState:
         self._used: set = set()
         self._track_use = False
         self.bind(model, process_group)
+
+    @classmethod
+    def from_config(cls, model: torch.nn.Module, config: Union[Dict[str, Any], str], *,
+                    process_group: Optional[dist.ProcessGroup] = None) -> "GradwireState":
+        """A state from a dict or a JSON object of the constructor's options:
+        {"method": "ef", "start_step": 100}, or with a codec of its own,
+        {"mode": "server", "codec": {"name": "topk", "density_ppm": 1000}}."""
+        return cls(model, process_group=process_group, **config_options(config))
 
     # ------------------------------------------------------------ lifecycle
     def bind(self, model: torch.nn.Module, process_group: Optional[dist.ProcessGroup] = None
@@ -180,6 +195,7 @@ class GradwireState:
 
     def __setstate__(self, d: Dict[str, Any]) -> None:
         saved = d.pop("_saved")
+        d.setdefault("start_step", 0)  # pickled before start_step existed
         self.__dict__.update(d)
         self._handles, self._blobs = {}, {}
         self.process_group = None  # bind() takes the new model's group
@@ -231,6 +247,30 @@ def _used_somewhere(state: GradwireState, layout):
         state._used.discard(pid)
     flags = state.comm.all_reduce_sum(flags)
     return [x for x, f in zip(layout, flags.tolist()) if f]
+
+
+def config_options(config: Union[Dict[str, Any], str]) -> Dict[str, Any]:
+    """GradwireState's keyword arguments from a dict or a JSON object (what
+    from_config takes); unknown options raise ValueError."""
+    if isinstance(config, (str, bytes, bytearray)):
+        config = json.loads(config)
+    if not isinstance(config, dict):
+        raise TypeError(f"a gradwire DDP config is a dict or a JSON object, not "
+                        f"{type(config).__name__}")
+    known = [n for n in inspect.signature(GradwireState.__init__).parameters
+             if n not in ("self", "model", "process_group")]
+    unknown = sorted(set(config) - set(known))
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown} in a gradwire DDP config: one of {known}")
+    kw = dict(config)
+    codec = kw.get("codec")
+    if isinstance(codec, dict):
+        params = dict(codec)
+        name = params.pop("name", None)
+        if name is None:
+            raise ValueError('a codec in a gradwire DDP config needs its "name"')
+        kw["codec"] = CodecSpec(name, **params)
+    return kw
 
 
 def _layout(state: GradwireState, bucket: dist.GradBucket):
@@ -288,6 +328,12 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
     flat = buf.reshape(-1)
     layout = _layout(state, bucket)
     mode = state.mode
+    if mode != "allreduce" and state.steps <= state.start_step:
+        # Warm-up: plain all-reduce, no state touched (residuals start at zero).
+        if state._track_use:
+            for pid, _, _ in layout:
+                state._used.discard(pid)
+        mode = "allreduce"
     if mode == "allreduce":
         # Divided first, as DDP's own all-reduce does (no overflow in float16).
         return _finish(buf, state.comm.all_reduce_sum(flat.div(state.comm.size)))
