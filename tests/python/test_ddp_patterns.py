@@ -188,6 +188,7 @@ def test_import_without_torch_says_how_to_install(monkeypatch):
             __import__(name)
 
 
+@pytest.mark.filterwarnings("ignore:Complex modules")
 def test_unsupported_dtype_refused_at_construction():
     model = torch.nn.Linear(2, 2).to(torch.complex64)
     with pytest.raises(TypeError, match="method='allreduce'"):
