@@ -148,7 +148,8 @@ class GradwireState:
         # their residuals keep the mass. The hook learns which were used from
         # these (local) marks and one all_reduce of a flag per parameter.
         self._track_use = self.mode != "allreduce" and bool(
-            getattr(model, "find_unused_parameters", False) or getattr(model, "static_graph", False))
+            getattr(model, "find_unused_parameters", False)
+            or getattr(model, "static_graph", False))
         if self._track_use:
             for i, p in enumerate(params):
                 if p.requires_grad:
