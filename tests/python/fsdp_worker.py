@@ -1,7 +1,8 @@
-"""One rank of the FSDP2 test: fully_shard each Linear and the root, each
-with its own GradwireReduceScatter, train, save the full parameters.
+"""One rank of the FSDP2 test: for each codec, fully_shard each Linear and
+the root, each with its own GradwireReduceScatter, train, save the full
+parameters (all codecs in one process: starting torch is the cost).
 
-    python fsdp_worker.py RANK WORLD PORT OUTDIR CODEC
+    python fsdp_worker.py RANK WORLD PORT OUTDIR CODEC [CODEC ...]
 """
 import os
 import sys
@@ -16,13 +17,7 @@ import ddp_common as C  # noqa: E402
 from gradwire.fsdp import GradwireReduceScatter  # noqa: E402
 
 
-def main():
-    rank, world, port, outdir, codec = (int(sys.argv[1]), int(sys.argv[2]), sys.argv[3],
-                                        sys.argv[4], sys.argv[5])
-    torch.set_num_threads(1)
-    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
-    dist.init_process_group("gloo", rank=rank, world_size=world)
-    mesh = init_device_mesh("cpu", (world,))
+def train(codec, rank, mesh, outdir):
     model = C.make_model()
     comms = []
     for layer in model:
@@ -41,6 +36,16 @@ def main():
         torch.save({"params": full, "bytes": sum(c.bytes_sent for c in comms),
                     "calls": [c.workers[0].step_count() for c in comms]},
                    os.path.join(outdir, f"fsdp_{codec}.pt"))
+
+
+def main():
+    rank, world, port, outdir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    torch.set_num_threads(1)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    mesh = init_device_mesh("cpu", (world,))
+    for codec in sys.argv[5:]:
+        train(codec, rank, mesh, outdir)
     C.shut_down()
 
 

@@ -1,4 +1,4 @@
-"""FSDP2's fully_shard with gradwire's reduce-scatter on 2 and 3 processes
+"""FSDP2's fully_shard with gradwire's reduce-scatter on 2, 3 and 4 processes
 against a single-process simulation of FSDP's layout: each module's
 gradients are cut into world_size chunks (dim 0 padded to a multiple of
 world_size), chunk j of every rank is compressed with that rank's
@@ -65,18 +65,28 @@ def simulate(codec, M):
     return [p.detach() for p in model.parameters()]
 
 
-@pytest.mark.parametrize("world", [2, 3])
-@pytest.mark.parametrize("codec", ["scaled_sign", "topk"])
-def test_fsdp2_reduce_scatter_matches_simulation(world, codec, tmp_path):
+CODECS = ["scaled_sign", "topk"]
+
+
+@pytest.fixture(scope="module", params=[2, 3, 4], ids=lambda w: f"world{w}")
+def job(request, tmp_path_factory):
+    """Every codec on `world` processes, in one job."""
+    world, out = request.param, tmp_path_factory.mktemp(f"fsdp{request.param}")
     port = str(free_port())
     procs = [subprocess.Popen([sys.executable, os.path.join(HERE, "fsdp_worker.py"), str(r),
-                               str(world), port, str(tmp_path), codec],
+                               str(world), port, str(out), *CODECS],
                               stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
              for r in range(world)]
     logs = [p.communicate(timeout=600)[0].decode() for p in procs]
     for p, log in zip(procs, logs):
         assert p.returncode == 0, log[-3000:]
-    got = torch.load(os.path.join(tmp_path, f"fsdp_{codec}.pt"))
+    return world, out
+
+
+@pytest.mark.parametrize("codec", CODECS)
+def test_fsdp2_reduce_scatter_matches_simulation(job, codec):
+    world, out = job
+    got = torch.load(os.path.join(out, f"fsdp_{codec}.pt"))
     assert got["calls"] == [C.STEPS] * 3  # one reduce-scatter per module per step
     for a, b in zip(got["params"], simulate(codec, world)):
         torch.testing.assert_close(a, b, rtol=2e-5, atol=2e-6)

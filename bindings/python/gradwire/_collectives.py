@@ -5,14 +5,17 @@ shares the sizes (one int64 per message) and pads where a collective
 demands equal sizes (all_gather). `sent` counts every byte this rank hands
 to torch.distributed, sizes and padding included, which is what the demo
 reports against full precision.
+
+`rank`, `size` and every root (`src`) are ranks within `group`, which may be
+any subgroup (its ranks need not be 0..M-1 of the world): roots are mapped
+to the global ranks torch.distributed expects.
 """
 
 from __future__ import annotations
 
 from typing import List, Optional
 
-import torch
-import torch.distributed as dist
+from ._torch import dist, torch
 
 
 class Collectives:
@@ -21,6 +24,12 @@ class Collectives:
         self.rank = dist.get_rank(group)
         self.size = dist.get_world_size(group)
         self.sent = 0  # bytes handed to torch.distributed so far
+
+    def global_rank(self, group_rank: int) -> int:
+        """The global rank of this group's rank `group_rank` (what `src=` takes)."""
+        if self.group is None:
+            return group_rank
+        return dist.get_global_rank(self.group, group_rank)
 
     def _count(self, t: torch.Tensor) -> None:
         self.sent += t.numel() * t.element_size()
@@ -59,18 +68,28 @@ class Collectives:
         return [data[i * width:i * width + s] for i, s in enumerate(sizes.tolist())]
 
     def broadcast(self, msg: Optional[bytes], src: int) -> bytes:
+        """The message of the group's rank `src` (its rank within the group)."""
+        root = self.global_rank(src)
         size = torch.tensor([len(msg) if self.rank == src else 0], dtype=torch.int64)
         if self.rank == src:
             self._count(size)
-        dist.broadcast(size, src, group=self.group)
+        dist.broadcast(size, root, group=self.group)
         buf = torch.empty(int(size), dtype=torch.uint8)
         if self.rank == src:
             buf.copy_(torch.frombuffer(bytearray(msg), dtype=torch.uint8) if msg else buf)
             self._count(buf)
-        dist.broadcast(buf, src, group=self.group)
+        dist.broadcast(buf, root, group=self.group)
         return buf.numpy().tobytes()
 
     def all_reduce_sum(self, t: torch.Tensor) -> torch.Tensor:
         self._count(t)
         dist.all_reduce(t, group=self.group)
         return t
+
+    def sparse_mean(self, t: torch.Tensor) -> torch.Tensor:
+        """The group's average of a sparse (COO) tensor: a plain all_reduce."""
+        t = t.coalesce()
+        self._count(t.indices())
+        self._count(t.values())
+        fut = dist.all_reduce(t, group=self.group, async_op=True).get_future()
+        return fut.wait()[0].div_(self.size)  # gloo's sparse sum is a new tensor

@@ -23,6 +23,17 @@ Modes (docs/distributed.md for what each collective carries):
   cltk       ScaleCom's CLT-k: the leader's index frame is broadcast, the
              values at those indices are summed by all_reduce
 
+The hook exchanges over the DDP model's own process group (any group, any
+ranks; after unpickling, bind() takes the new model's). float64 buckets are
+compressed in float32 and returned in float64; other dtypes but float16 and
+bfloat16 are refused at construction. Sparse gradients are averaged by a
+plain all_reduce in every mode; zero-element parameters have no state. Under
+find_unused_parameters / static_graph, parameters no rank used are not sent
+(DDP would drop them): their residuals keep the mass. docs/distributed.md
+has the rules. start_step=N makes the first N steps a plain all-reduce
+(PowerSGD's start_powerSGD_iter, DeepSpeed's freeze_step); from_config(model,
+dict or JSON) builds a state from the constructor's options.
+
 The hook returns the update direction (a gradient-like average); the
 optimizer applies the learning rate. Set `state.lr` to the optimizer's
 learning rate if it changes, so residuals are rescaled (lr_prev / lr) as the
@@ -30,13 +41,14 @@ algorithms require. With momentum="nesterov" the workers run
 dist-EF-blockSGDM's momentum themselves: use an optimizer without momentum.
 """
 
+import inspect
+import json
 import math
 from typing import Any, Dict, Iterable, List, Optional, Tuple, Union
 
 import numpy as np
-import torch
-import torch.distributed as dist
 
+from ._torch import dist, torch  # first: says how to install torch if it is missing
 from . import Cltk, CodecSpec, LagsLayer, Server, Worker, decode, decode_accumulate_many, frame_size
 from . import gwnative as _n
 from . import randk_indices, shard_range
@@ -65,7 +77,7 @@ class GradwireState:
                  mode: Optional[str] = None, codec: Union[str, CodecSpec, None] = None,
                  process_group: Optional[dist.ProcessGroup] = None, lr: float = 1.0,
                  momentum: str = "none", mu: float = 0.0, seed: int = 0, beta: float = 1.0,
-                 warmup_steps: int = 0) -> None:
+                 warmup_steps: int = 0, start_step: int = 0) -> None:
         preset = METHODS.get(method)
         if preset is None and mode is None:
             raise ValueError(f"unknown method {method!r}: one of {sorted(METHODS)}, or give mode=")
@@ -83,21 +95,65 @@ class GradwireState:
         self.method = method
         self.lr, self.momentum, self.mu, self.seed = lr, momentum, mu, seed
         self.beta, self.warmup_steps = beta, warmup_steps
+        if start_step < 0:
+            raise ValueError(f"start_step must be >= 0, not {start_step}")
+        self.start_step = start_step  # steps 1..start_step: plain all-reduce
         self.steps = 0          # hook calls of bucket 0 (synchronised iterations)
         self._handles: Dict[Tuple, Any] = {}
         self._blobs: Dict[Tuple, bytes] = {}   # restored, loaded when a handle is made
         self.process_group = process_group
         self._world: Optional[Tuple[int, int]] = None
-        self.bind(model)
+        self._use_hooks: List[Any] = []
+        self._used: set = set()
+        self._track_use = False
+        self.bind(model, process_group)
+
+    @classmethod
+    def from_config(cls, model: torch.nn.Module, config: Union[Dict[str, Any], str], *,
+                    process_group: Optional[dist.ProcessGroup] = None) -> "GradwireState":
+        """A state from a dict or a JSON object of the constructor's options:
+        {"method": "ef", "start_step": 100}, or with a codec of its own,
+        {"mode": "server", "codec": {"name": "topk", "density_ppm": 1000}}."""
+        return cls(model, process_group=process_group, **config_options(config))
 
     # ------------------------------------------------------------ lifecycle
     def bind(self, model: torch.nn.Module, process_group: Optional[dist.ProcessGroup] = None
              ) -> "GradwireState":
-        """Attach (again) to a model: after unpickling, or to share the state."""
+        """Attach (again) to a model: after unpickling, or to share the state.
+
+        The hook exchanges over `process_group` if given, else over the
+        model's own (a DistributedDataParallel's `process_group`, so DDP on
+        a subgroup averages over that subgroup), else the group it had
+        (the default, WORLD, if none)."""
         if process_group is not None:
             self.process_group = process_group
-        self._pid = {id(p): i for i, p in enumerate(model.parameters())}
+        elif getattr(model, "process_group", None) is not None:
+            self.process_group = model.process_group
+        params = list(model.parameters())
+        if self.mode != "allreduce":
+            for i, p in enumerate(params):
+                if p.requires_grad and p.dtype not in _DTYPES:
+                    raise TypeError(
+                        f"gradwire: parameter {i} is {p.dtype}; method {self.method!r} "
+                        "compresses float32, float16, bfloat16 and float64 gradients (float64 "
+                        "in float32). Use method='allreduce' for this model, or keep these "
+                        "parameters out of DDP's gradient synchronisation")
+        self._pid = {id(p): i for i, p in enumerate(params)}
         self.comm = Collectives(self.process_group)
+        for h in self._use_hooks:
+            h.remove()
+        self._use_hooks, self._used = [], set()
+        # Where DDP skips parameters that no rank used (find_unused_parameters,
+        # static_graph: their .grad stays None), nothing may be sent for them:
+        # their residuals keep the mass. The hook learns which were used from
+        # these (local) marks and one all_reduce of a flag per parameter.
+        self._track_use = self.mode != "allreduce" and bool(
+            getattr(model, "find_unused_parameters", False)
+            or getattr(model, "static_graph", False))
+        if self._track_use:
+            for i, p in enumerate(params):
+                if p.requires_grad:
+                    self._use_hooks.append(p.register_hook(_UseMark(self._used, i)))
         world = (self.comm.size, self.comm.rank)
         if self._world is not None and tuple(self._world) != world:
             raise ValueError(f"state of rank {self._world[1]} of {self._world[0]} bound on "
@@ -133,17 +189,20 @@ class GradwireState:
 
     def __getstate__(self) -> Dict[str, Any]:
         d = {k: v for k, v in self.__dict__.items()
-             if k not in ("_handles", "_blobs", "_pid", "comm", "process_group")}
+             if k not in ("_handles", "_blobs", "_pid", "comm", "process_group", "_use_hooks",
+                          "_used")}
         d["_saved"] = self.state_dict()
         return d
 
     def __setstate__(self, d: Dict[str, Any]) -> None:
         saved = d.pop("_saved")
+        d.setdefault("start_step", 0)  # pickled before start_step existed
         self.__dict__.update(d)
         self._handles, self._blobs = {}, {}
-        self.process_group = None
+        self.process_group = None  # bind() takes the new model's group
         self._pid = None
         self.comm = None
+        self._use_hooks, self._used = [], set()
         self.load_state_dict(saved)
 
     # -------------------------------------------------------------- handles
@@ -165,6 +224,54 @@ class GradwireState:
         return self._handle(("s", pid), lambda: Server(
             total, self.comm.size, self.codec, expect=self.codec, offset=r.start,
             length=len(r), tensor=pid))
+
+
+# Parameter dtypes the compressed modes take (float64 is compressed in float32).
+_DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
+
+
+class _UseMark:
+    """A gradient hook noting that parameter `pid` got a gradient on this rank."""
+
+    def __init__(self, used: set, pid: int) -> None:
+        self.used, self.pid = used, pid
+
+    def __call__(self, grad: torch.Tensor) -> None:
+        self.used.add(self.pid)
+
+
+def _used_somewhere(state: GradwireState, layout):
+    """The parameters of `layout` that some rank of the group used since the last
+    synchronised step (a sum all_reduce of one flag per parameter)."""
+    flags = torch.tensor([pid in state._used for pid, _, _ in layout], dtype=torch.int32)
+    for pid, _, _ in layout:
+        state._used.discard(pid)
+    flags = state.comm.all_reduce_sum(flags)
+    return [x for x, f in zip(layout, flags.tolist()) if f]
+
+
+def config_options(config: Union[Dict[str, Any], str]) -> Dict[str, Any]:
+    """GradwireState's keyword arguments from a dict or a JSON object (what
+    from_config takes); unknown options raise ValueError."""
+    if isinstance(config, (str, bytes, bytearray)):
+        config = json.loads(config)
+    if not isinstance(config, dict):
+        raise TypeError(f"a gradwire DDP config is a dict or a JSON object, not "
+                        f"{type(config).__name__}")
+    known = [n for n in inspect.signature(GradwireState.__init__).parameters
+             if n not in ("self", "model", "process_group")]
+    unknown = sorted(set(config) - set(known))
+    if unknown:
+        raise ValueError(f"unknown option(s) {unknown} in a gradwire DDP config: one of {known}")
+    kw = dict(config)
+    codec = kw.get("codec")
+    if isinstance(codec, dict):
+        params = dict(codec)
+        name = params.pop("name", None)
+        if name is None:
+            raise ValueError('a codec in a gradwire DDP config needs its "name"')
+        kw["codec"] = CodecSpec(name, **params)
+    return kw
 
 
 def _layout(state: GradwireState, bucket: dist.GradBucket):
@@ -215,13 +322,31 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
     if bucket.index() == 0:
         state.steps += 1
     buf = bucket.buffer()
+    if buf.layout != torch.strided:
+        # Sparse gradients (nn.Embedding(sparse=True)), alone in their bucket:
+        # averaged by a plain all_reduce, never compressed.
+        return _finish(buf, state.comm.sparse_mean(buf))
     flat = buf.reshape(-1)
     layout = _layout(state, bucket)
     mode = state.mode
+    if mode != "allreduce" and state.steps <= state.start_step:
+        # Warm-up: plain all-reduce, no state touched (residuals start at zero).
+        if state._track_use:
+            for pid, _, _ in layout:
+                state._used.discard(pid)
+        mode = "allreduce"
     if mode == "allreduce":
-        out = state.comm.all_reduce_sum(flat.clone())
-        return _finish(buf, out.div_(state.comm.size))
+        # Divided first, as DDP's own all-reduce does (no overflow in float16).
+        return _finish(buf, state.comm.all_reduce_sum(flat.div(state.comm.size)))
     out = _f32_output(buf)
+    if flat.dtype == torch.float64:
+        flat = flat.to(torch.float32)
+    # Zero-element parameters carry nothing: no handle, no frame.
+    layout = [x for x in layout if x[2]]
+    if state._track_use:
+        layout = _used_somewhere(state, layout)
+    if not layout:  # the same on every rank: DDP's buckets agree
+        return _finish(buf, out)
     if mode == "server":
         _server_round(state, flat, out, layout)
     elif mode in ("allgather", "lags"):
@@ -306,12 +431,16 @@ def _cltk_round(state, flat, out, layout) -> None:
             n, M, r, state.codec, beta=state.beta, warmup_steps=state.warmup_steps, tensor=pid))
         h.begin(flat[off:off + n], lr)
         hs.append(h)
-    # Every tensor of a round has the same leader (step mod M, or none while warming up).
-    leader = hs[0].leader()
+    # A tensor's leader is its step mod M (none while warming up); tensors that
+    # sat out steps (unused by every rank) have their own, so one broadcast per
+    # leader, in leader order (the same on every rank: the handles agree).
+    leaders = [h.leader() for h in hs]
     frames: List[Optional[bytes]] = [None] * len(hs)
-    if leader != _n.GW_CLTK_NO_LEADER:
-        msg = b"".join(h.select() for h in hs) if r == leader else None
-        frames = _split(state.comm.broadcast(msg, leader), len(hs))
+    for leader in sorted(set(leaders) - {_n.GW_CLTK_NO_LEADER}):
+        mine = [i for i, l in enumerate(leaders) if l == leader]
+        msg = b"".join(hs[i].select() for i in mine) if r == leader else None
+        for i, f in zip(mine, _split(state.comm.broadcast(msg, leader), len(mine))):
+            frames[i] = f
     values = [h.extract(f) for h, f in zip(hs, frames)]
     summed = state.comm.all_reduce_sum(torch.from_numpy(np.concatenate(values)))
     pos = 0

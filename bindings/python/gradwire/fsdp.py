@@ -26,8 +26,7 @@ from __future__ import annotations
 
 from typing import Any, Dict, Optional, Sequence, Union
 
-import torch
-import torch.distributed as dist
+from ._torch import dist, torch  # first: says how to install torch if it is missing
 from torch.distributed.fsdp._fully_shard._fsdp_api import ReduceScatter
 
 from . import CodecSpec, Worker, decode_accumulate_many

@@ -1,0 +1,406 @@
+"""One rank of test_ddp_patterns.py: PyTorch's own comm-hook test patterns
+(test_c10d_common / test_c10d_gloo / distributed_test) run on gradwire's
+hook, many checks in one process so a world size costs one start of torch.
+
+    python ddp_patterns_worker.py RANK WORLD PORT OUTDIR [CHECK ...]
+
+Each check returns plain numbers and tensors (what test_ddp_patterns.py
+asserts on); an exception is recorded as the check's result ("error") and
+the next check runs, so one failure does not hide the others.
+"""
+import datetime
+import io
+import os
+import pickle
+import sys
+import traceback
+
+import torch
+import torch.distributed as dist
+from torch.nn.parallel import DistributedDataParallel as DDP
+
+sys.path.insert(0, os.path.dirname(__file__))
+import ddp_common as C  # noqa: E402
+from gradwire.ddp import GradwireState, hook  # noqa: E402
+
+COMPRESSED = ["ef", "topk", "fp16", "efsignsgd", "lags", "randomk", "cltk"]
+EVERY = ["allreduce"] + COMPRESSED
+TINY = 1e-5  # bucket_cap_mb: a bucket per parameter or two
+STEPS = 3
+
+
+def options(method):
+    return dict(method=method, seed=7) if method == "randomk" else dict(method=method)
+
+
+def mlp(dtype=torch.float32):
+    torch.manual_seed(0)
+    return torch.nn.Sequential(torch.nn.Linear(6, 8), torch.nn.ReLU(),
+                               torch.nn.Linear(8, 3)).to(dtype)
+
+
+def data(step, rank, dtype=torch.float32, n=6):
+    g = torch.Generator().manual_seed(1000 * step + 10 * rank + 1)
+    return torch.randn(4, n, generator=g).to(dtype), torch.randn(4, 3, generator=g).to(dtype)
+
+
+def loss_of(out, y):
+    return ((out - y) ** 2).mean()
+
+
+def params(model):
+    return [p.detach().clone() for p in model.parameters()]
+
+
+def train(ddp, rank, steps=STEPS, dtype=torch.float32, lr=0.1, accumulate=0):
+    opt = torch.optim.SGD(ddp.parameters(), lr=lr)
+    for step in range(steps):
+        opt.zero_grad()
+        for micro in range(accumulate):
+            with ddp.no_sync():
+                loss_of(ddp(data(step, rank + 100 * (micro + 1), dtype)[0]),
+                        data(step, rank, dtype)[1]).backward()
+        x, y = data(step, rank, dtype)
+        loss_of(ddp(x), y).backward()
+        opt.step()
+    return params(ddp.module)
+
+
+def hooked(model, method, group=None, **ddp_kw):
+    ddp = DDP(model, process_group=group, **ddp_kw)
+    state = GradwireState(ddp, **options(method))
+    ddp.register_comm_hook(state, hook)
+    return ddp, state
+
+
+# ------------------------------------------------------------ the checks
+def check_parity(rank, world):
+    """Hook parity with DDP's own average (allreduce exactly, fp16 to its
+    precision) over steps of the same gradients (no optimizer step)."""
+    out = {}
+    for method in ("allreduce", "fp16"):
+        plain = DDP(mlp())
+        ddp, _ = hooked(mlp(), method, bucket_cap_mb=TINY)
+        diffs = []
+        for step in range(STEPS):
+            for m in (plain, ddp):
+                m.zero_grad()
+                x, y = data(step, rank)
+                loss_of(m(x), y).backward()
+            if method == "allreduce" or step == 0:  # fp16 after step 0 carries its residual
+                diffs.append(max((a.grad - b.grad).abs().max().item() /
+                                 max(a.grad.abs().max().item(), 1e-30)
+                                 for a, b in zip(plain.parameters(), ddp.parameters())))
+        out[method] = max(diffs)
+    return out
+
+
+def kept(state, pid, n):
+    """The gradient mass `state` keeps back for parameter pid on this rank, in
+    units of what the rank sends: the worker's residual, plus M times the
+    server residual of the slice this rank serves (the server averages)."""
+    M, r = state.comm.size, state.comm.rank
+    k = torch.zeros(n)
+    h = state._handles
+    if state.mode == "server":
+        from gradwire import shard_range
+        for j in range(M):
+            s = shard_range(n, M, j)
+            if ("w", pid, j) in h:
+                k[s.start:s.stop] += torch.from_numpy(h[("w", pid, j)].residual())
+        s = shard_range(n, M, r)
+        if ("s", pid) in h:
+            k[s.start:s.stop] += M * torch.from_numpy(h[("s", pid)].residual())
+    elif ("w", pid, 0) in h:
+        k += torch.from_numpy(h[("w", pid, 0)].residual())
+    elif ("l", pid) in h:
+        k += torch.from_numpy(h[("l", pid)].residual())
+    elif ("c", pid) in h:
+        k += torch.from_numpy(h[("c", pid)].memory())
+    return k
+
+
+class Dead(torch.nn.Module):
+    """An MLP with a branch every rank uses at step 0 only (`dead` after) and
+    one only rank 0 uses."""
+
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.a = torch.nn.Linear(6, 3)
+        self.dead = torch.nn.Linear(6, 3)
+        self.partial = torch.nn.Linear(6, 3)
+        self.step, self.rank = 0, 0
+
+    def forward(self, x):
+        h = self.a(x)
+        if self.step == 0:
+            h = h + self.dead(x)
+        if self.rank == 0:
+            h = h + self.partial(x)
+        return h
+
+
+def mass_run(rank, world, method, find_unused):
+    """Every step, on every parameter: what the ranks handed in plus what they
+    had kept equals what DDP applied (M times the averaged update; zero where
+    DDP leaves .grad None) plus what they keep now."""
+    model, local = (Dead(), Dead()) if find_unused else (mlp(), mlp())
+    model.rank = local.rank = rank
+    ddp, state = hooked(model, method, bucket_cap_mb=TINY, find_unused_parameters=find_unused)
+    opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+    names = [n for n, _ in model.named_parameters()]
+    sizes = [p.numel() for p in model.parameters()]
+    err, dead_moved, dead_residual = 0.0, 0.0, 0.0
+    for step in range(STEPS + 1):
+        if find_unused:
+            model.step = local.step = step
+        x, y = data(step, rank)
+        local.load_state_dict(model.state_dict())
+        local.zero_grad()
+        loss_of(local(x), y).backward()
+        before = [kept(state, i, n) for i, n in enumerate(sizes)]
+        opt.zero_grad()
+        loss_of(ddp(x), y).backward()
+        for i, (p, q) in enumerate(zip(model.parameters(), local.parameters())):
+            g = torch.zeros(sizes[i]) if q.grad is None else q.grad.reshape(-1)
+            applied = torch.zeros(sizes[i]) if p.grad is None else p.grad.reshape(-1)
+            after = kept(state, i, sizes[i])
+            lhs = g + before[i] - after
+            dist.all_reduce(lhs)
+            err = max(err, (lhs - world * applied).abs().max().item())
+            if find_unused and names[i].startswith("dead") and step >= 1:
+                dead_residual = max(dead_residual, (after - before[i]).abs().max().item())
+        dead0 = [p.detach().clone() for p in model.dead.parameters()] if find_unused else []
+        opt.step()
+        if find_unused and step >= 1:
+            dead_moved = max(dead_moved, max((a - b).abs().max().item()
+                                             for a, b in zip(dead0, model.dead.parameters())))
+    return {"mass": err, "dead_moved": dead_moved, "dead_residual": dead_residual,
+            "dead_kept": kept(state, names.index("dead.weight"), sizes[names.index(
+                "dead.weight")]).abs().sum().item() if find_unused else 0.0}
+
+
+def check_mass(rank, world):
+    out = {}
+    for method in ("ef", "fp16", "efsignsgd", "lags", "randomk", "cltk"):
+        out[method] = mass_run(rank, world, method, False)
+        out[method + "+unused"] = mass_run(rank, world, method, True)
+    return out
+
+
+def check_no_sync_frozen(rank, world):
+    """Accumulation under no_sync with a frozen parameter and tiny buckets."""
+    out = {}
+    for method in EVERY + ["plain"]:
+        model = mlp()
+        model[0].bias.requires_grad_(False)
+        if method == "plain":
+            ddp = DDP(model, bucket_cap_mb=TINY)
+        else:
+            ddp, _ = hooked(model, method, bucket_cap_mb=TINY)
+        out[method] = train(ddp, rank, accumulate=2)
+    return out
+
+
+def check_flags(rank, world):
+    """static_graph and gradient_as_bucket_view change nothing a hook computes."""
+    out = {}
+    for method in EVERY:
+        runs = {}
+        for flag in ("none", "static_graph", "gradient_as_bucket_view"):
+            kw = {} if flag == "none" else {flag: True}
+            ddp, _ = hooked(mlp(), method, bucket_cap_mb=TINY, **kw)
+            runs[flag] = train(ddp, rank)
+        out[method] = runs
+    return out
+
+
+def check_join(rank, world):
+    """join() with uneven inputs: rank r runs 2 + r steps."""
+    out = {}
+    for method in EVERY + ["plain"]:
+        model = mlp()
+        if method == "plain":
+            ddp = DDP(model, bucket_cap_mb=TINY)
+        else:
+            ddp, _ = hooked(model, method, bucket_cap_mb=TINY)
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+        with ddp.join():
+            for step in range(2 + rank):
+                opt.zero_grad()
+                x, y = data(step, rank)
+                loss_of(ddp(x), y).backward()
+                opt.step()
+        out[method] = params(model)
+    return out
+
+
+def groups_of(world):
+    parts = {2: [[0], [1]], 3: [[0, 1], [2]], 4: [[0, 1], [2, 3]]}[world]
+    odd = {2: [1], 3: [1, 2], 4: [1, 2, 3]}[world]  # ranks not 0..M-1 of the group
+    gs = [dist.new_group(p) for p in parts]
+    og = dist.new_group(odd)
+    mine = next(i for i, p in enumerate(parts) if rank_of() in p)
+    return parts[mine], gs[mine], odd, og
+
+
+def rank_of():
+    return dist.get_rank()
+
+
+def check_subgroups(rank, world):
+    """DDP on subgroups: the hook averages over the DDP model's own group (also
+    after pickling and binding to a new DDP)."""
+    part, group, odd, og = groups_of(world)
+    out = {"part": part, "odd": odd}
+
+    def one(state_from=None):
+        torch.manual_seed(0)
+        m = torch.nn.Linear(1, 1, bias=False)
+        with torch.no_grad():
+            m.weight.fill_(1.0)
+        if state_from is None:
+            ddp, state = hooked(m, "allreduce", group=group)
+        else:
+            ddp = DDP(m, process_group=group)
+            state = pickle.loads(state_from).bind(ddp)
+            ddp.register_comm_hook(state, hook)
+        ddp(torch.full((1, 1), float(rank))).sum().backward()
+        return m.weight.grad.item(), state
+
+    plain = DDP(torch.nn.Linear(1, 1, bias=False), process_group=group)
+    plain(torch.full((1, 1), float(rank))).sum().backward()
+    out["plain"] = plain.module.weight.grad.item()
+    out["hook"], state = one()
+    out["rebound"], _ = one(pickle.dumps(state))
+    return out
+
+
+def check_odd_group(rank, world):
+    """Every method on a group whose ranks are not 0..M-1 (collectives with a
+    root take global ranks)."""
+    part, group, odd, og = groups_of(world)
+    out = {"odd": odd, "methods": {}}
+    if rank in odd:
+        for method in EVERY:
+            ddp, _ = hooked(mlp(), method, group=og, bucket_cap_mb=TINY)
+            out["methods"][method] = train(ddp, rank)
+    return out
+
+
+class WithSparse(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        torch.manual_seed(0)
+        self.emb = torch.nn.Embedding(10, 6, sparse=True)
+        self.lin = torch.nn.Linear(6, 3)
+
+    def forward(self, idx):
+        return self.lin(self.emb(idx))
+
+
+def check_sparse(rank, world):
+    """nn.Embedding(sparse=True): its gradient is averaged by a plain all_reduce."""
+    out = {}
+    for method in EVERY + ["plain"]:
+        model = WithSparse()
+        if method == "plain":
+            ddp = DDP(model)
+        else:
+            ddp, _ = hooked(model, method)
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
+        first = None
+        for step in range(STEPS):
+            opt.zero_grad()
+            idx = torch.tensor([[step + rank, 2 * rank + 1, 7]])
+            loss_of(ddp(idx)[0], data(step, rank)[1][:3]).backward()
+            if first is None:
+                first = model.emb.weight.grad.to_dense().clone()
+            opt.step()
+        out[method] = {"first": first, "params": params(model)}
+    return out
+
+
+class WithEmpty(torch.nn.Module):
+    def __init__(self, dtype=torch.float32):
+        super().__init__()
+        torch.manual_seed(0)
+        self.l1 = torch.nn.Linear(6, 8)
+        self.empty = torch.nn.Parameter(torch.zeros(0))
+        self.l2 = torch.nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.l2(torch.relu(self.l1(x))) + self.empty.sum()
+
+
+def check_zero_element(rank, world):
+    out = {}
+    for method in EVERY + ["plain"]:
+        model = WithEmpty()
+        ddp = DDP(model, bucket_cap_mb=TINY) if method == "plain" else \
+            hooked(model, method, bucket_cap_mb=TINY)[0]
+        out[method] = train(ddp, rank)
+    return out
+
+
+def check_dtypes(rank, world):
+    """float64, float16 and bfloat16 models."""
+    out = {}
+    for dtype in (torch.float64, torch.float16, torch.bfloat16):
+        res = {}
+        for method in EVERY + ["plain"]:
+            model = mlp(dtype)
+            ddp = DDP(model, bucket_cap_mb=TINY) if method == "plain" else \
+                hooked(model, method, bucket_cap_mb=TINY)[0]
+            res[method] = train(ddp, rank, dtype=dtype)
+        out[str(dtype)] = res
+    return out
+
+
+def check_warmup(rank, world):
+    """start_step: plain all-reduce first (DDP's own update, no state), then the
+    method from zero residuals; from_config builds the same state from JSON."""
+    out = {}
+    for method in COMPRESSED:
+        plain = DDP(mlp(), bucket_cap_mb=TINY)
+        ddp = DDP(mlp(), bucket_cap_mb=TINY)
+        config = '{"method": "%s", "start_step": 2, "seed": 7}' % method
+        state = GradwireState.from_config(ddp, config)
+        ddp.register_comm_hook(state, hook)
+        at2 = train(plain, rank, steps=2), train(ddp, rank, steps=2)
+        handles = len(state._handles)
+        train(ddp, rank, steps=2)
+        out[method] = {"plain": at2[0], "hook": at2[1], "handles_at_2": handles,
+                       "handles_after": len(state._handles), "steps": state.steps,
+                       "start_step": state.start_step, "mode": state.mode}
+    return out
+
+
+def main():
+    rank, world, port, outdir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    # Every check_* of this file, in the order they are defined.
+    checks = {name[len("check_"):]: f for name, f in list(globals().items())
+              if name.startswith("check_")}
+    names = sys.argv[5:] or list(checks)
+    torch.set_num_threads(1)
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=port)
+    dist.init_process_group("gloo", rank=rank, world_size=world,
+                            timeout=datetime.timedelta(seconds=60))
+    result = {}
+    for name in names:
+        try:
+            result[name] = checks[name](rank, world)
+        except Exception:  # recorded; the test reports it
+            result[name] = {"error": traceback.format_exc()}
+            print(f"rank {rank}: {name} failed:\n{result[name]['error']}", flush=True)
+        dist.barrier()
+    buf = io.BytesIO()
+    torch.save(result, buf)
+    with open(os.path.join(outdir, f"patterns{rank}.pt"), "wb") as f:
+        f.write(buf.getvalue())
+    C.shut_down()
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,211 @@
+"""PyTorch's own communication-hook test patterns on gradwire's DDP hook, for
+2, 3 and 4 processes (gloo on 127.0.0.1): parity with DDP's average, the
+mass every method keeps (error feedback loses nothing, also for parameters
+no rank used under find_unused_parameters), no_sync with a frozen parameter
+and tiny buckets, static_graph and gradient_as_bucket_view, join() with
+uneven inputs, subgroups (the DDP model's own group, also after pickling;
+groups whose ranks are not 0..M-1), sparse gradients, zero-element
+parameters, float64 / float16 / bfloat16 models.
+
+One job per world size runs every check (ddp_patterns_worker.py): starting
+processes and importing torch is the cost, the checks are small.
+"""
+import os
+import subprocess
+import sys
+
+import pytest
+import torch
+
+import gradwire as gw
+import gradwire.ddp  # noqa: F401
+
+sys.path.insert(0, os.path.dirname(__file__))
+from test_ddp import free_port  # noqa: E402
+
+HERE = os.path.dirname(__file__)
+COMPRESSED = ["ef", "topk", "fp16", "efsignsgd", "lags", "randomk", "cltk"]
+EVERY = ["allreduce"] + COMPRESSED
+# Where gloo's all_reduce sums (allreduce, randomk, cltk) its order depends on
+# the buckets; elsewhere the hook's arithmetic is gradwire's own, bit for bit.
+SUMMED_BY_GLOO = ("allreduce", "randomk", "cltk", "plain")
+
+
+# GW_DDP_PATTERNS="mass sparse" runs only those checks (the other tests skip).
+CHECKS = os.environ.get("GW_DDP_PATTERNS", "").split()
+
+
+def run_job(world, tmp_path):
+    port = str(free_port())
+    procs = [subprocess.Popen([sys.executable, os.path.join(HERE, "ddp_patterns_worker.py"),
+                               str(r), str(world), port, str(tmp_path), *CHECKS],
+                              stdout=subprocess.PIPE, stderr=subprocess.STDOUT)
+             for r in range(world)]
+    logs = [p.communicate(timeout=900)[0].decode() for p in procs]
+    failed = [f"rank {r}:\n{log[-2000:]}" for r, (p, log) in enumerate(zip(procs, logs))
+              if p.returncode != 0]
+    assert not failed, "\n".join(failed)
+    return [torch.load(os.path.join(tmp_path, f"patterns{r}.pt")) for r in range(world)]
+
+
+@pytest.fixture(scope="module", params=[2, 3, 4], ids=lambda w: f"world{w}")
+def job(request, tmp_path_factory):
+    world = request.param
+    return world, run_job(world, tmp_path_factory.mktemp(f"patterns{world}"))
+
+
+def results(job, name):
+    world, ranks = job
+    if name not in ranks[0]:
+        pytest.skip(f"GW_DDP_PATTERNS leaves out {name}")
+    for r, res in enumerate(ranks):
+        assert "error" not in res[name], f"rank {r} of {world}:\n{res[name]['error']}"
+    return world, [res[name] for res in ranks]
+
+
+def same(a, b, exact):
+    if exact:
+        return all(torch.equal(x, y) for x, y in zip(a, b))
+    half = a[0].dtype in (torch.float16, torch.bfloat16)
+    tol = dict(rtol=1e-2, atol=1e-3) if half else dict(rtol=1e-5, atol=1e-6)
+    return all(torch.allclose(x.float(), y.float(), **tol) for x, y in zip(a, b))
+
+
+def replicas_agree(ranks, method, key=lambda r, m: r[m]):
+    for r in ranks[1:]:
+        assert same(key(ranks[0], method), key(r, method), True), f"{method}: replicas differ"
+
+
+def test_parity_with_ddp_average(job):
+    world, ranks = results(job, "parity")
+    for r in ranks:
+        assert r["allreduce"] < 1e-6
+        assert r["fp16"] < 2e-3  # the first step: the average to fp16 precision
+
+
+def test_mass_is_kept(job):
+    """sent + kept == handed in + kept before, every step, every parameter;
+    parameters no rank used: nothing sent, the residual unchanged."""
+    world, ranks = results(job, "mass")
+    for r in ranks:
+        for name, m in r.items():
+            assert m["mass"] < 1e-5, (world, name, m)
+            if name.endswith("+unused"):
+                assert m["dead_moved"] == 0.0, (world, name, m)
+                assert m["dead_residual"] == 0.0, (world, name, m)
+                assert m["dead_kept"] > 0.0, (world, name, m)  # a residual worth keeping
+
+
+def test_no_sync_with_frozen_parameter(job):
+    world, ranks = results(job, "no_sync_frozen")
+    for method in EVERY:
+        replicas_agree(ranks, method)
+        assert torch.equal(ranks[0][method][1], ranks[0]["plain"][1])  # the frozen bias
+    assert same(ranks[0]["allreduce"], ranks[0]["plain"], False)
+
+
+def test_static_graph_and_gradient_as_bucket_view(job):
+    world, ranks = results(job, "flags")
+    for method in EVERY:
+        for r in ranks:
+            for flag in ("static_graph", "gradient_as_bucket_view"):
+                assert same(r[method]["none"], r[method][flag], method not in SUMMED_BY_GLOO), \
+                    (world, method, flag)
+        replicas_agree(ranks, method, lambda r, m: r[m]["none"])
+
+
+def test_join_with_uneven_inputs(job):
+    world, ranks = results(job, "join")
+    for method in EVERY:
+        replicas_agree(ranks, method)
+        assert all(torch.isfinite(p).all() for p in ranks[0][method])
+    assert same(ranks[0]["allreduce"], ranks[0]["plain"], False)
+
+
+def test_subgroups(job):
+    world, ranks = results(job, "subgroups")
+    for rank, r in enumerate(ranks):
+        expect = sum(r["part"]) / len(r["part"])  # each rank's gradient is its rank
+        assert r["plain"] == pytest.approx(expect)
+        assert r["hook"] == pytest.approx(expect), (world, rank, r["part"])
+        assert r["rebound"] == pytest.approx(expect), (world, rank, r["part"])
+
+
+def test_every_method_on_group_not_starting_at_rank_0(job):
+    world, ranks = results(job, "odd_group")
+    odd = [r for i, r in enumerate(ranks) if i in ranks[0]["odd"]]
+    for method in EVERY:
+        replicas_agree(odd, method, lambda r, m: r["methods"][m])
+
+
+def test_sparse_gradients_are_averaged(job):
+    world, ranks = results(job, "sparse")
+    for method in EVERY:
+        replicas_agree(ranks, method, lambda r, m: r[m]["params"])
+        for r in ranks:
+            torch.testing.assert_close(r[method]["first"], r["plain"]["first"])
+    assert same(ranks[0]["allreduce"]["params"], ranks[0]["plain"]["params"], False)
+
+
+def test_zero_element_parameters(job):
+    world, ranks = results(job, "zero_element")
+    for method in EVERY:
+        replicas_agree(ranks, method)
+        assert ranks[0][method][0].numel() == 0  # the model's own parameter first
+    assert same(ranks[0]["allreduce"], ranks[0]["plain"], False)
+
+
+def test_float64_float16_bfloat16_models(job):
+    world, ranks = results(job, "dtypes")
+    for dtype in ("torch.float64", "torch.float16", "torch.bfloat16"):
+        for method in EVERY:
+            replicas_agree(ranks, dtype, lambda r, d: r[d][method])
+            for p in ranks[0][dtype][method]:
+                assert str(p.dtype) == dtype and torch.isfinite(p).all(), (dtype, method)
+        assert same(ranks[0][dtype]["allreduce"], ranks[0][dtype]["plain"], False), dtype
+
+
+def test_warmup_then_compression(job):
+    world, ranks = results(job, "warmup")
+    for method in COMPRESSED:
+        for r in ranks:
+            m = r[method]
+            assert same(m["plain"], m["hook"], False), (world, method)  # DDP's own steps
+            assert m["handles_at_2"] == 0 and m["handles_after"] > 0, (world, method, m)
+            assert m["steps"] == 4 and m["start_step"] == 2
+            assert m["mode"] == gw.ddp.METHODS[method]["mode"]
+        replicas_agree(ranks, method, lambda r, m: r[m]["hook"])
+
+
+# ------------------------------------------------------------- no processes
+def test_import_without_torch_says_how_to_install(monkeypatch):
+    for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
+        monkeypatch.setitem(sys.modules, name, None)
+    for name in ("gradwire.ddp", "gradwire.fsdp", "gradwire._torch", "gradwire._collectives"):
+        monkeypatch.delitem(sys.modules, name, raising=False)
+    for name in ("gradwire.ddp", "gradwire.fsdp"):
+        with pytest.raises(ImportError, match=r"pip install 'gradwire\[torch\]'"):
+            __import__(name)
+
+
+@pytest.mark.filterwarnings("ignore:Complex modules")
+def test_unsupported_dtype_refused_at_construction():
+    model = torch.nn.Linear(2, 2).to(torch.complex64)
+    with pytest.raises(TypeError, match="method='allreduce'"):
+        gw.ddp.GradwireState(model, method="ef")
+
+
+def test_config_options():
+    from gradwire.ddp import config_options
+    a = config_options({"method": "ef", "start_step": 10, "lr": 0.1})
+    assert a == {"method": "ef", "start_step": 10, "lr": 0.1}
+    b = config_options('{"mode": "server", "codec": {"name": "topk", "density_ppm": 1000}}')
+    assert b["mode"] == "server" and b["codec"] == gw.CodecSpec("topk", density_ppm=1000)
+    with pytest.raises(ValueError, match="unknown option"):
+        config_options({"method": "ef", "momentum_mu": 0.9})
+    with pytest.raises(ValueError, match="name"):
+        config_options({"codec": {"density_ppm": 1000}})
+    with pytest.raises(TypeError):
+        config_options(["ef"])
+    with pytest.raises(ValueError, match="start_step"):
+        gw.ddp.GradwireState(torch.nn.Linear(2, 2), method="ef", start_step=-1)
