@@ -181,7 +181,8 @@ def test_warmup_then_compression(job):
 def test_import_without_torch_says_how_to_install(monkeypatch):
     for name in [m for m in sys.modules if m == "torch" or m.startswith("torch.")]:
         monkeypatch.setitem(sys.modules, name, None)
-    for name in ("gradwire.ddp", "gradwire.fsdp", "gradwire._torch", "gradwire._collectives"):
+    for name in [m for m in sys.modules if m.startswith(("gradwire.ddp", "gradwire.fsdp"))] + [
+            "gradwire._torch", "gradwire._collectives", "gradwire._frames"]:
         monkeypatch.delitem(sys.modules, name, raising=False)
     for name in ("gradwire.ddp", "gradwire.fsdp"):
         with pytest.raises(ImportError, match=r"pip install 'gradwire\[torch\]'"):

@@ -1,10 +1,12 @@
-"""Byte messages over torch.distributed, counting what this rank hands over.
+"""Collectives over torch.distributed on uint8 / float32 tensors, issued
+with async_op=True: each call returns a future of its output tensor and
+counts the bytes this rank hands over (`sent`).
 
-Frames have different sizes on different ranks, so each exchange first
-shares the sizes (one int64 per message) and pads where a collective
-demands equal sizes (all_gather). `sent` counts every byte this rank hands
-to torch.distributed, sizes and padding included, which is what the demo
-reports against full precision.
+Frames are written by gradwire straight into the send tensors and decoded
+straight from the receive tensors (a uint8 tensor is a buffer the bindings
+borrow), so no bytes object is made on the way. Messages whose sizes the
+receivers cannot know in advance take one exchange of sizes first; callers
+skip it where frame bounds fix the sizes.
 
 `rank`, `size` and every root (`src`) are ranks within `group`, which may be
 any subgroup (its ranks need not be 0..M-1 of the world): roots are mapped
@@ -13,9 +15,17 @@ to the global ranks torch.distributed expects.
 
 from __future__ import annotations
 
-from typing import List, Optional
+from typing import List, Optional, Sequence
 
 from ._torch import dist, torch
+
+Future = torch.futures.Future
+
+
+def _done(value: torch.Tensor) -> Future:
+    fut: Future = Future()
+    fut.set_result(value)
+    return fut
 
 
 class Collectives:
@@ -34,62 +44,58 @@ class Collectives:
     def _count(self, t: torch.Tensor) -> None:
         self.sent += t.numel() * t.element_size()
 
-    def all_to_all(self, msgs: List[bytes]) -> List[bytes]:
-        """msgs[j] goes to rank j; returns what each rank sent to this one."""
-        sizes = torch.tensor([len(m) for m in msgs], dtype=torch.int64)
-        recv_sizes = torch.empty(self.size, dtype=torch.int64)
-        self._count(sizes)
-        dist.all_to_all_single(recv_sizes, sizes, group=self.group)
-        send = torch.frombuffer(bytearray(b"".join(msgs)) or bytearray(1), dtype=torch.uint8)
-        send = send[:int(sizes.sum())]
-        recv = torch.empty(int(recv_sizes.sum()), dtype=torch.uint8)
+    def _future(self, work, out: torch.Tensor) -> Future:
+        return work.get_future().then(lambda _: out)
+
+    def all_to_all(self, send: torch.Tensor, send_sizes: Sequence[int],
+                   recv_sizes: Sequence[int]) -> Future:
+        """send[sum(send_sizes[:j]) ...] goes to rank j; the future holds what
+        every rank sent to this one, back to back in rank order."""
+        recv = torch.empty(sum(recv_sizes), dtype=send.dtype)
+        send = send[:sum(send_sizes)]
         self._count(send)
-        dist.all_to_all_single(recv, send, recv_sizes.tolist(), sizes.tolist(), group=self.group)
-        out, pos, data = [], 0, recv.numpy().tobytes()
-        for s in recv_sizes.tolist():
-            out.append(data[pos:pos + s])
-            pos += s
-        return out
+        work = dist.all_to_all_single(recv, send, list(recv_sizes), list(send_sizes),
+                                      group=self.group, async_op=True)
+        return self._future(work, recv)
 
-    def all_gather(self, msg: bytes) -> List[bytes]:
-        """Every rank's message, in rank order."""
-        size = torch.tensor([len(msg)], dtype=torch.int64)
-        sizes = torch.empty(self.size, dtype=torch.int64)
-        self._count(size)
-        dist.all_gather_into_tensor(sizes, size, group=self.group)
-        width = max(1, int(sizes.max()))
-        mine = torch.zeros(width, dtype=torch.uint8)
-        if msg:
-            mine[:len(msg)] = torch.frombuffer(bytearray(msg), dtype=torch.uint8)
-        every = torch.empty(self.size * width, dtype=torch.uint8)
-        self._count(mine)
-        dist.all_gather_into_tensor(every, mine, group=self.group)
-        data = every.numpy().tobytes()
-        return [data[i * width:i * width + s] for i, s in enumerate(sizes.tolist())]
+    def all_gather(self, send: torch.Tensor) -> Future:
+        """Every rank's tensor (all of one size), back to back in rank order."""
+        every = torch.empty(self.size * send.numel(), dtype=send.dtype)
+        self._count(send)
+        work = dist.all_gather_into_tensor(every, send, group=self.group, async_op=True)
+        return self._future(work, every)
 
-    def broadcast(self, msg: Optional[bytes], src: int) -> bytes:
-        """The message of the group's rank `src` (its rank within the group)."""
-        root = self.global_rank(src)
-        size = torch.tensor([len(msg) if self.rank == src else 0], dtype=torch.int64)
+    def broadcast(self, buf: torch.Tensor, src: int) -> Future:
+        """`buf` of the group's rank `src` into every rank's `buf` (same size)."""
         if self.rank == src:
-            self._count(size)
-        dist.broadcast(size, root, group=self.group)
-        buf = torch.empty(int(size), dtype=torch.uint8)
-        if self.rank == src:
-            buf.copy_(torch.frombuffer(bytearray(msg), dtype=torch.uint8) if msg else buf)
             self._count(buf)
-        dist.broadcast(buf, root, group=self.group)
-        return buf.numpy().tobytes()
+        work = dist.broadcast(buf, self.global_rank(src), group=self.group, async_op=True)
+        return self._future(work, buf)
 
-    def all_reduce_sum(self, t: torch.Tensor) -> torch.Tensor:
+    def all_reduce_sum(self, t: torch.Tensor) -> Future:
+        if t.numel() == 0:
+            return _done(t)
         self._count(t)
-        dist.all_reduce(t, group=self.group)
-        return t
+        return self._future(dist.all_reduce(t, group=self.group, async_op=True), t)
 
-    def sparse_mean(self, t: torch.Tensor) -> torch.Tensor:
+    # Sizes, for messages whose length only the sender knows.
+    def exchange_sizes(self, sizes: Sequence[int]) -> List[int]:
+        """all_to_all of one size per destination: what each rank will send here."""
+        send = torch.tensor(list(sizes), dtype=torch.int64)
+        return self.all_to_all(send, [1] * self.size, [1] * self.size).wait().tolist()
+
+    def gather_sizes(self, size: int) -> List[int]:
+        """Every rank's one size, in rank order."""
+        return self.all_gather(torch.tensor([size], dtype=torch.int64)).wait().tolist()
+
+    def broadcast_size(self, size: int, src: int) -> int:
+        return int(self.broadcast(torch.tensor([size], dtype=torch.int64), src).wait())
+
+    def sparse_mean(self, t: torch.Tensor) -> Future:
         """The group's average of a sparse (COO) tensor: a plain all_reduce."""
         t = t.coalesce()
         self._count(t.indices())
         self._count(t.values())
-        fut = dist.all_reduce(t, group=self.group, async_op=True).get_future()
-        return fut.wait()[0].div_(self.size)  # gloo's sparse sum is a new tensor
+        work = dist.all_reduce(t, group=self.group, async_op=True)
+        # gloo's sparse sum is a new tensor, the future's value.
+        return work.get_future().then(lambda f: f.value()[0].div_(self.size))

@@ -31,6 +31,7 @@ from torch.distributed.fsdp._fully_shard._fsdp_api import ReduceScatter
 
 from . import CodecSpec, Worker, decode_accumulate_many
 from ._collectives import Collectives
+from ._frames import SendBuffer, fixed_size, regions, split
 
 
 class GradwireReduceScatter(ReduceScatter):
@@ -74,15 +75,24 @@ class GradwireReduceScatter(ReduceScatter):
         elif self.numel != flat.numel():
             raise ValueError("one GradwireReduceScatter per fully_shard module: this one saw "
                              f"{self.numel} elements before, now {flat.numel()}")
-        frames = []
+        workers = []
         for j in range(M):
             w = self.workers.get(j)
             if w is None:
                 w = self.workers[j] = Worker(shard, self.codec, momentum=self.momentum,
                                              mu=self.mu, tensor=self.tensor, seed=self.seed)
-            frames.append(w.step(flat[j * shard:(j + 1) * shard]))
+            workers.append(w)
+        # Frames straight into the send tensor, chunk j's for rank j; every
+        # chunk has one size, so fixed-size codecs exchange no sizes.
+        bound = workers[0].frame_bound()
+        send = SendBuffer(M * bound)
+        sizes = [send.write(bound, lambda o: w.step(flat[j * shard:(j + 1) * shard], out=o))
+                 for j, w in enumerate(workers)]
+        recv_sizes = [bound] * M if fixed_size(self.codec) else comm.exchange_sizes(sizes)
+        mine = comm.all_to_all(send.data, sizes, recv_sizes).wait()
+        frames = [split(m, 1, "a worker message")[0] for m in regions(mine, recv_sizes)]
         acc = torch.zeros(shard, dtype=torch.float32)
-        decode_accumulate_many(comm.all_to_all(frames), acc, alpha)
+        decode_accumulate_many(frames, acc, alpha)
         output_tensor.reshape(-1).copy_(acc)
         return None
 

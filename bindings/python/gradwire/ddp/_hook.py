@@ -1,0 +1,104 @@
+"""The communication hook: on the autograd thread it reads the bucket's
+layout and queues the exchange; the state's engine thread does the rest."""
+
+
+from typing import List, Optional, Tuple
+
+from .._torch import dist, torch
+from ._state import GradwireState
+from .modes import MODES
+
+Layout = List[Tuple[int, int, int]]  # (pid, offset, numel) in the bucket's flat buffer
+
+
+class Bucket:
+    """What a mode's exchange reads and writes."""
+    __slots__ = ("flat", "out", "layout")
+
+    def __init__(self, flat: torch.Tensor, out: torch.Tensor, layout: Layout) -> None:
+        self.flat, self.out, self.layout = flat, out, layout
+
+
+def _layout(state: GradwireState, bucket: dist.GradBucket) -> Layout:
+    if state.comm is None:
+        raise RuntimeError("gradwire: call state.bind(model) after unpickling the hook state")
+    out, off = [], 0
+    for p in bucket.parameters():
+        pid = state._pid.get(id(p))
+        if pid is None:
+            raise RuntimeError("gradwire: a bucket holds a parameter of another model; "
+                               "bind the state to the DDP model")
+        out.append((pid, off, p.numel()))
+        off += p.numel()
+    if off != bucket.buffer().numel():
+        raise RuntimeError(f"gradwire: bucket buffer holds {bucket.buffer().numel()} elements, "
+                           f"its parameters {off}")
+    return out
+
+
+# DDP checks these annotations at registration (hence no postponed annotations in this file).
+def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
+    """The communication hook: returns at once a future of the bucket's average
+    update, which the state's engine thread computes while backward goes on."""
+    if bucket.index() == 0:
+        state.begin_step()
+    buf = bucket.buffer()
+    if buf.layout != torch.strided:
+        # Sparse gradients (nn.Embedding(sparse=True)), alone in their bucket:
+        # averaged by a plain all_reduce, never compressed.
+        return state.engine.submit(lambda: state.comm.sparse_mean(buf).wait())
+    layout = _layout(state, bucket)
+    mode = state.mode
+    used: Optional[List[bool]] = None
+    if mode != "allreduce":
+        # Zero-element parameters carry nothing: no handle, no frame.
+        layout = [x for x in layout if x[2]]
+        if state._track_use:
+            # This rank's marks, read here: the engine thread runs while backward
+            # goes on marking the parameters of later buckets.
+            used = [pid in state._used for pid, _, _ in layout]
+            state._used.difference_update(pid for pid, _, _ in layout)
+        if state.steps <= state.start_step:
+            # Warm-up: plain all-reduce, no state touched (residuals start at zero).
+            mode, used = "allreduce", None
+    fut = state.engine.submit(lambda: _exchange(state, buf, layout, mode, used))
+    if bucket.is_last():
+        # Right after the last bucket's hook DDP issues collectives of its own
+        # on the same group from this thread (find_unused_parameters' all_reduce
+        # of the used-parameter map): ours must all be issued first, or ranks
+        # could order them differently. Nothing is left to overlap with here.
+        fut.wait()
+    return fut
+
+
+def _exchange(state: GradwireState, buf: torch.Tensor, layout: Layout, mode: str,
+              used: Optional[List[bool]]) -> torch.Tensor:
+    flat = _directions(state, buf.reshape(-1), layout)
+    if mode == "allreduce":
+        b = Bucket(flat, None, layout)
+        MODES[mode](state, b)  # b.out: the average in flat's dtype
+        return b.out if b.out.dtype == buf.dtype else b.out.to(buf.dtype)
+    out = torch.zeros(buf.numel(), dtype=torch.float32)
+    if used is not None:
+        # Only parameters some rank used (DDP drops the others' updates: their
+        # residuals keep the mass). The same layout on every rank afterwards.
+        flags = state.comm.all_reduce_sum(torch.tensor(used, dtype=torch.int32)).wait()
+        layout = [x for x, f in zip(layout, flags.tolist()) if f]
+    if layout:  # the same on every rank: DDP's buckets agree
+        if flat.dtype == torch.float64:
+            flat = flat.to(torch.float32)
+        MODES[mode](state, Bucket(flat, out, layout))
+    return out if buf.dtype == torch.float32 else out.to(buf.dtype)
+
+
+def _directions(state: GradwireState, flat: torch.Tensor, layout: Layout) -> torch.Tensor:
+    """The gradient, or with the optimizer's momentum taken over, each parameter's
+    momentum direction (float32)."""
+    moment = state._moment
+    if not moment or not any(pid in moment.rule for pid, _, _ in layout):
+        return flat
+    out = flat.to(torch.float32, copy=True)
+    for pid, off, n in layout:
+        if n:
+            out[off:off + n] = moment.apply(pid, out[off:off + n])
+    return out

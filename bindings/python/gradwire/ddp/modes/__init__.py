@@ -1,0 +1,39 @@
+"""The hook's modes, one module each, behind one registry (the shape of
+torch's ddp_comm_hooks: a family's exchange in its own file).
+
+A mode's `exchange(state, bucket)` runs on the state's engine thread: it
+compresses `bucket.flat` (float32, one rank's gradient direction), moves the
+frames with `state.comm` (collectives returning futures) and writes the
+group's average update into `bucket.out` (float32, zeros). Every rank calls
+it with the same layout, so collectives match across ranks.
+
+Adding a mode: a module with `exchange`, a line in MODES, and the methods
+that name it in METHODS.
+"""
+
+from typing import Any, Callable, Dict
+
+from . import allgather, allreduce, cltk, randomk, server
+
+MODES: Dict[str, Callable[[Any, Any], None]] = {
+    "allreduce": allreduce.exchange,
+    "server": server.exchange,
+    "allgather": allgather.exchange,
+    "lags": allgather.exchange,
+    "randomk": randomk.exchange,
+    "cltk": cltk.exchange,
+}
+
+# Named methods: mode plus codec. Any codec works with mode "server" or
+# "allgather" by name (GradwireState(model, mode="server", codec="fp16")).
+METHODS: Dict[str, Dict[str, Any]] = {
+    "allreduce": dict(mode="allreduce"),
+    # dist-EF-blockSGDM: one scale per 256 elements (one per tensor slice trains poorly here).
+    "ef": dict(mode="server", codec=("scaled_sign", {"block_size": 256})),
+    "topk": dict(mode="server", codec=("topk", {"density_ppm": 10000})),
+    "fp16": dict(mode="server", codec=("fp16", {})),
+    "efsignsgd": dict(mode="allgather", codec=("scaled_sign", {"block_size": 256})),
+    "lags": dict(mode="lags", codec=("topk", {"density_ppm": 1000})),
+    "randomk": dict(mode="randomk", codec=("randomk", {"density_ppm": 10000})),
+    "cltk": dict(mode="cltk", codec=("index", {"density_ppm": 10000, "chunk_size": 4096})),
+}
