@@ -1,10 +1,13 @@
 """The Fashion-MNIST demo as a real multi-process job: torch
 DistributedDataParallel on gloo over 127.0.0.1, one process per worker, with
-each gradwire method as the DDP communication hook. Prints per-epoch loss and
-test accuracy and the bytes each rank handed to torch.distributed per step,
-against full precision (allreduce).
+each gradwire method as the DDP communication hook, set up as the README
+says: GradwireState(ddp, method=m, optimizer=opt) with an ordinary optimizer
+(SGD with momentum, or Adam). `ddp` is plain DDP with no hook. Prints
+per-epoch loss and test accuracy and the bytes each rank handed to
+torch.distributed per step, then a summary against plain DDP.
 
-    python examples/train_fmnist_ddp.py --processes 4 --methods allreduce,ef,topk
+    python examples/train_fmnist_ddp.py --processes 4 --methods ddp,ef,topk
+    python examples/train_fmnist_ddp.py --model cnn --epochs 4     # the momentum check
     bash scripts/demo.sh --processes 4          # the same, after installing what is missing
 """
 import argparse
@@ -37,9 +40,21 @@ def load_idx(data_dir, name):
     return torch.from_numpy(x), torch.from_numpy(y)
 
 
-def make_model():
+def make_model(kind):
     torch.manual_seed(1)
-    return torch.nn.Sequential(torch.nn.Linear(784, 256), torch.nn.ReLU(), torch.nn.Linear(256, 10))
+    nn = torch.nn
+    if kind == "cnn":  # a small CNN: 2 conv layers and a classifier, 26k parameters
+        return nn.Sequential(nn.Unflatten(1, (1, 28, 28)), nn.Conv2d(1, 16, 5), nn.ReLU(),
+                             nn.MaxPool2d(2), nn.Conv2d(16, 32, 5), nn.ReLU(), nn.MaxPool2d(2),
+                             nn.Flatten(), nn.Linear(512, 32), nn.ReLU(), nn.Linear(32, 10))
+    return nn.Sequential(nn.Linear(784, 256), nn.ReLU(), nn.Linear(256, 10))
+
+
+def make_optimizer(args, params):
+    if args.optimizer == "adam":
+        return torch.optim.Adam(params, lr=args.lr)
+    return torch.optim.SGD(params, lr=args.lr, momentum=args.momentum,
+                           nesterov=args.nesterov and args.momentum > 0)
 
 
 def run(rank, world, port, args, queue):
@@ -50,18 +65,17 @@ def run(rank, world, port, args, queue):
     xte, yte = load_idx(args.data, "t10k")
     if args.quick:
         xtr, ytr = xtr[:6000], ytr[:6000]
-    numel = sum(p.numel() for p in make_model().parameters())
+    numel = sum(p.numel() for p in make_model(args.model).parameters())
     for method in args.methods:
-        model = DDP(make_model())
-        # Methods whose workers run momentum themselves (dist-EF-blockSGDM's
-        # Nesterov worker) get a plain optimizer; the others momentum there.
-        own = METHODS[method]["mode"] in ("server", "allgather") and args.momentum > 0
-        opt = torch.optim.SGD(model.parameters(), lr=args.lr,
-                              momentum=0.0 if own else args.momentum,
-                              nesterov=args.momentum > 0 and not own)
-        state = GradwireState(model, method=method, seed=args.seed, lr=args.lr,
-                              **(dict(momentum="nesterov", mu=args.momentum) if own else {}))
-        model.register_comm_hook(state, hook)
+        model = DDP(make_model(args.model))
+        opt = make_optimizer(args, model.parameters())
+        state = None
+        if method != "ddp":
+            # The README's two lines; optimizer=opt moves the optimizer's momentum
+            # into the hook, before compression (docs/distributed.md, "Momentum").
+            given = dict(check_optimizer=False) if args.momentum_after else dict(optimizer=opt)
+            state = GradwireState(model, method=method, seed=args.seed, **given)
+            model.register_comm_hook(state, hook)
         steps_per_epoch = len(xtr) // (args.batch * world)
         t0 = time.time()
         for epoch in range(args.epochs):
@@ -77,7 +91,7 @@ def run(rank, world, port, args, queue):
             if rank == 0:
                 with torch.no_grad():
                     acc = (model.module(xte).argmax(1) == yte).float().mean().item()
-                per_step = state.bytes_sent / state.steps
+                per_step = state.bytes_sent / state.steps if state else 4.0 * numel
                 queue.put(dict(method=method, epoch=epoch + 1, loss=total / steps_per_epoch,
                                acc=acc, bytes=per_step, full=4.0 * numel,
                                secs=time.time() - t0))
@@ -101,24 +115,37 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--processes", type=int, default=4, help="DDP processes (workers)")
-    ap.add_argument("--methods", default="allreduce,ef,topk,lags,randomk,cltk",
-                    help=f"comma-separated, of {','.join(METHODS)}")
-    ap.add_argument("--epochs", type=int, default=2)
+    ap.add_argument("--methods", default="ddp,allreduce,ef,topk,lags,randomk,cltk",
+                    help=f"comma-separated, of ddp (no hook),{','.join(METHODS)}")
+    ap.add_argument("--model", choices=("mlp", "cnn"), default="mlp")
+    ap.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd",
+                    help="sgd: SGD with --momentum; adam: Adam at --lr")
+    ap.add_argument("--epochs", type=int, default=3)
     ap.add_argument("--batch", type=int, default=32, help="samples per process per step")
-    ap.add_argument("--lr", type=float, default=0.05)
+    ap.add_argument("--lr", type=float, default=None, help="default 0.05 (sgd), 0.001 (adam)")
     ap.add_argument("--momentum", type=float, default=0.9)
+    ap.add_argument("--nesterov", action="store_true", help="SGD with Nesterov momentum")
+    ap.add_argument("--momentum-after", action="store_true",
+                    help="leave the optimizer's momentum after the exchange (not given to the "
+                         "state; what gradwire refuses by default): to see why it is refused")
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="6000 training samples, 1 epoch")
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     args = ap.parse_args(argv)
     args.methods = args.methods.split(",")
+    if args.lr is None:
+        args.lr = 0.001 if args.optimizer == "adam" else 0.05
     for m in args.methods:
-        if m not in METHODS:
+        if m != "ddp" and m not in METHODS:
             ap.error(f"unknown method {m!r}: one of {', '.join(METHODS)}")
     if args.quick:
         args.epochs = 1
-    print(f"Fashion-MNIST, 784-256-10 MLP, {args.processes} DDP processes (gloo, 127.0.0.1), "
-          f"batch {args.batch}/process, SGD lr {args.lr} momentum {args.momentum}", flush=True)
+    model = "784-256-10 MLP" if args.model == "mlp" else "small CNN (26k parameters)"
+    optim = (f"Adam lr {args.lr}" if args.optimizer == "adam"
+             else f"SGD lr {args.lr} {'Nesterov ' if args.nesterov else ''}momentum "
+                  f"{args.momentum}")
+    print(f"Fashion-MNIST, {model}, {args.processes} DDP processes (gloo, 127.0.0.1), "
+          f"batch {args.batch}/process, {optim}, {args.epochs} epochs", flush=True)
     print(f"{'method':10} {'epoch':>5} {'loss':>8} {'test acc':>9} {'bytes/step':>11} "
           f"{'vs full':>8} {'time':>7}", flush=True)
     ctx = mp.get_context("spawn")
@@ -146,7 +173,19 @@ def main(argv=None):
         return 1
     print("bytes/step: what each rank handed to torch.distributed per step (sizes and padding "
           "included); vs full: 4 bytes x parameters / that", flush=True)
+    summary(final)
     return 0
+
+
+def summary(final):
+    """Final accuracy of each method and its gap to plain DDP (when it ran)."""
+    base = final.get("ddp")
+    print(f"\nsummary after {max(r['epoch'] for r in final.values())} epochs:")
+    print(f"  {'method':10} {'test acc':>9} {'gap (pts)':>10} {'vs full':>8} {'time':>7}")
+    for name, r in final.items():
+        gap = f"{100 * (base['acc'] - r['acc']):+10.2f}" if base and name != "ddp" else f"{'-':>10}"
+        print(f"  {name:10} {100 * r['acc']:8.2f}% {gap} {r['full'] / r['bytes']:7.1f}x "
+              f"{r['secs']:6.1f}s", flush=True)
 
 
 if __name__ == "__main__":

@@ -377,6 +377,79 @@ def check_warmup(rank, world):
     return out
 
 
+def check_momentum(rank, world):
+    """optimizer=opt: the optimizer's SGD momentum runs in the hook, before
+    compression. Through a lossless codec (identity frames, all-gathered) the
+    parameters follow plain DDP with the same optimizer, for heavy-ball,
+    dampened and Nesterov momentum and a learning-rate schedule the hook
+    follows; the momentum buffers checkpoint with the state and resume bit for
+    bit. Without optimizer=, the first step of a momentum SGD over the model
+    is refused (not for a near-lossless method, nor with check_optimizer=False)."""
+    out = {}
+    kinds = {"heavy": dict(momentum=0.9), "dampened": dict(momentum=0.8, dampening=0.5),
+             "nesterov": dict(momentum=0.9, nesterov=True)}
+    for kind, kw in kinds.items():
+        runs = {}
+        for how in ("plain", "hook"):
+            ddp = DDP(mlp(), bucket_cap_mb=TINY)
+            opt = torch.optim.SGD(ddp.parameters(), lr=0.1, **kw)
+            sched = torch.optim.lr_scheduler.StepLR(opt, step_size=2, gamma=0.5)
+            state = None
+            if how == "hook":
+                state = GradwireState(ddp, mode="allgather", codec="identity", optimizer=opt)
+                ddp.register_comm_hook(state, hook)
+            lrs = []
+            for step in range(5):
+                opt.zero_grad()
+                x, y = data(step, rank)
+                loss_of(ddp(x), y).backward()
+                opt.step()
+                sched.step()
+                if state is not None:
+                    lrs.append(state.lr_of(0))
+            runs[how] = params(ddp.module)
+            runs[how + "_lrs"] = lrs
+        runs["optimizer_momentum"] = opt.param_groups[0]["momentum"]
+        out[kind] = runs
+    # Checkpoint: 3 steps, pickle, 2 more on a fresh DDP, against 5 straight.
+    def topk_run(steps, blob=None):
+        ddp = DDP(mlp(), bucket_cap_mb=TINY)
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+        if blob is None:
+            state = GradwireState(ddp, method="topk", optimizer=opt)
+        else:
+            state = pickle.loads(blob).bind(ddp, optimizer=opt)
+            ddp.module.load_state_dict(blob_params[0])
+        ddp.register_comm_hook(state, hook)
+        for step in range(5 - steps, 5) if blob is not None else range(steps):
+            opt.zero_grad()
+            x, y = data(step, rank)
+            loss_of(ddp(x), y).backward()
+            opt.step()
+        return ddp, state
+    straight, _ = topk_run(5)
+    first, st = topk_run(3)
+    blob_params = [{k: v.clone() for k, v in first.module.state_dict().items()}]
+    resumed, _ = topk_run(2, pickle.dumps(st))
+    out["resume"] = {"straight": params(straight.module), "resumed": params(resumed.module),
+                     "buffers": len(st.state_dict()["momentum"])}
+    # The guard.
+    refused = {}
+    for method, kw in (("ef", {}), ("fp16", {}), ("ef", dict(check_optimizer=False))):
+        ddp, state = hooked(mlp(), method, **{})
+        state.check_optimizer = kw.get("check_optimizer", True)
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+        x, y = data(0, rank)
+        loss_of(ddp(x), y).backward()
+        try:
+            opt.step()
+            refused[f"{method}{'' if state.check_optimizer else '-unchecked'}"] = ""
+        except RuntimeError as e:
+            refused[f"{method}{'' if state.check_optimizer else '-unchecked'}"] = str(e)
+    out["refused"] = refused
+    return out
+
+
 def main():
     rank, world, port, outdir = int(sys.argv[1]), int(sys.argv[2]), sys.argv[3], sys.argv[4]
     # Every check_* of this file, in the order they are defined.

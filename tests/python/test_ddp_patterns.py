@@ -5,7 +5,8 @@ no rank used under find_unused_parameters), no_sync with a frozen parameter
 and tiny buckets, static_graph and gradient_as_bucket_view, join() with
 uneven inputs, subgroups (the DDP model's own group, also after pickling;
 groups whose ranks are not 0..M-1), sparse gradients, zero-element
-parameters, float64 / float16 / bfloat16 models.
+parameters, float64 / float16 / bfloat16 models; an optimizer's momentum
+moved into the hook (optimizer=), and refused after it.
 
 One job per world size runs every check (ddp_patterns_worker.py): starting
 processes and importing torch is the cost, the checks are small.
@@ -175,6 +176,24 @@ def test_warmup_then_compression(job):
             assert m["steps"] == 4 and m["start_step"] == 2
             assert m["mode"] == gw.ddp.METHODS[method]["mode"]
         replicas_agree(ranks, method, lambda r, m: r[m]["hook"])
+
+
+def test_optimizer_momentum_moves_into_the_hook(job):
+    world, ranks = results(job, "momentum")
+    for r in ranks:
+        for kind in ("heavy", "dampened", "nesterov"):
+            m = r[kind]
+            # identity frames are exact: only the summation order differs
+            assert same(m["plain"], m["hook"], False), (world, kind)
+            assert m["optimizer_momentum"] == 0.0
+            assert m["hook_lrs"] == [0.1, 0.1, 0.05, 0.05, 0.025], m["hook_lrs"]  # StepLR(2, 0.5)
+        res = r["resume"]
+        assert res["buffers"] > 0
+        assert same(res["straight"], res["resumed"], True), world
+        refused = r["refused"]
+        assert "optimizer=opt" in refused["ef"] and "momentum=0.9" in refused["ef"]
+        assert refused["fp16"] == "" and refused["ef-unchecked"] == ""
+    replicas_agree(ranks, "nesterov", lambda r, m: r[m]["hook"])
 
 
 # ------------------------------------------------------------- no processes
