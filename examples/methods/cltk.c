@@ -228,8 +228,13 @@ static void cltk_destroy(void *state, sim *s)
     free(st);
 }
 
+/* --quick's gap limit: 100 steps leave CLT-k barely trained and its quick gap
+ * swings with any change of the trajectory (seeds 1-12: 10-28 points under the
+ * ceil-per-chunk rule, 11-30 under exactly k). Seed 1 went from 20.95 to
+ * 30.10 when the index codec's default became exactly k (rule revision 2: one
+ * W1 entry fewer per step); the full run stays within its 2 points. */
 const method method_cltk = {
     .name = "cltk", .title = "ScaleCom CLT-k 1% (chunk-wise top-k of a cyclic leader, values all-reduced)",
     .create = cltk_create, .push = cltk_push, .serve = cltk_serve, .apply = cltk_apply,
     .destroy = cltk_destroy, .diag_name = "overlap(W1)", .diag = cltk_diag, .one_way = 1,
-    .gap_limit = 2.0, .min_ratio = 90.0, .quick_gap_limit = 30.0, .quick_floor = 50.0};
+    .gap_limit = 2.0, .min_ratio = 90.0, .quick_gap_limit = 31.0, .quick_floor = 50.0};
