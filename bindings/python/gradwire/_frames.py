@@ -18,8 +18,17 @@ FIXED_SIZE = frozenset({"identity", "fp16", "bf16", "sign", "scaled_sign", "rand
                         "qsgd", "terngrad"})
 
 
+# Codecs that send a subset of the elements (the rest stays in the residual).
+SPARSE = frozenset({"topk", "chunk_topk", "sampled_topk", "threshold", "randomk", "index",
+                    "sparse_quant"})
+
+
 def fixed_size(spec: CodecSpec) -> bool:
     return spec.name in FIXED_SIZE
+
+
+def sparse(spec: CodecSpec) -> bool:
+    return spec.name in SPARSE
 
 
 class SendBuffer:

@@ -7,7 +7,9 @@ it: with SGD(momentum=0.9) the methods that hold mass back train far worse
 than without a hook (the DDP hook issue measured 44.7% against 85.9% for
 `ef`). The papers put momentum before compression (dist-EF-blockSGDM's
 workers, DGC's momentum correction): each rank keeps the momentum of its own
-gradient and compresses that. `GradwireState(ddp, method, optimizer=opt)`
+gradient and compresses that; after a sparse exchange (top-k family, random-k,
+CLT-k, LAGS) the momentum is cleared where this rank's value was sent (DGC's
+momentum factor masking). `GradwireState(ddp, method, optimizer=opt)`
 does this for torch.optim.SGD: it sets the optimizer's momentum to 0 and runs
 the same arithmetic (momentum, dampening, nesterov, the first step's buffer
 being the gradient itself) on each rank's gradient before compression. The
@@ -25,7 +27,10 @@ from __future__ import annotations
 import weakref
 from typing import Any, Dict, List, Optional, Set
 
+import numpy as np
+
 from .._torch import torch
+from .. import decode
 from torch.optim.optimizer import register_optimizer_step_pre_hook
 
 
@@ -35,6 +40,7 @@ class Momentum:
     def __init__(self) -> None:
         self.rule: Dict[int, tuple] = {}     # pid -> (mu, dampening, nesterov)
         self.bufs: Dict[int, torch.Tensor] = {}
+        self._scratch = torch.empty(0, dtype=torch.float32)  # decoded frames, for masking
 
     def __bool__(self) -> bool:
         return bool(self.rule)
@@ -51,6 +57,32 @@ class Momentum:
         else:
             buf.mul_(mu).add_(g, alpha=1.0 - damp)
         return g.add(buf, alpha=mu) if nesterov else buf
+
+    def masks(self, pid: int) -> bool:
+        return pid in self.bufs
+
+    def mask(self, pid: int, start: int, sent: torch.Tensor) -> None:
+        """DGC's momentum factor masking: where a sparse exchange sent this
+        rank's accumulated value (sent[i] != 0, positions from `start`), the
+        momentum starts again from zero, so the mass just sent is not pushed
+        again by the momentum that built it up."""
+        buf = self.bufs.get(pid)
+        if buf is not None:
+            buf[start:start + sent.numel()].masked_fill_(sent != 0, 0.0)
+
+    def mask_frame(self, pid: int, start: int, frame: torch.Tensor, n: int) -> None:
+        """mask() at the positions a sparse frame of n elements holds."""
+        if pid not in self.bufs:
+            return
+        if self._scratch.numel() < n:
+            self._scratch = torch.empty(n, dtype=torch.float32)
+        decode(frame, out=self._scratch[:n])
+        self.mask(pid, start, self._scratch[:n])
+
+    def mask_at(self, pid: int, positions: Any) -> None:
+        buf = self.bufs.get(pid)
+        if buf is not None:
+            buf[torch.from_numpy(np.asarray(positions, dtype=np.int64))] = 0.0
 
     def state_dict(self) -> Dict[int, torch.Tensor]:
         return {pid: b.clone() for pid, b in self.bufs.items()}

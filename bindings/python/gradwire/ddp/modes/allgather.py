@@ -11,7 +11,7 @@ share sizes first and pad to the longest message.
 from __future__ import annotations
 
 from ... import decode_accumulate_many
-from ..._frames import SendBuffer, fixed_size, split
+from ..._frames import SendBuffer, fixed_size, sparse, split
 
 
 def exchange(state, bucket) -> None:
@@ -22,9 +22,12 @@ def exchange(state, bucket) -> None:
                for pid, _, n in layout]
     bounds = [h.frame_bound() for h in handles]
     send = SendBuffer(sum(bounds))
+    masking = sparse(state.codec) and state._moment
     for (pid, off, n), h, bound in zip(layout, handles, bounds):
         g = flat[off:off + n]
-        send.write(bound, lambda o: h.step(g, state.lr_of(pid), out=o))
+        size = send.write(bound, lambda o: h.step(g, state.lr_of(pid), out=o))
+        if masking:
+            state._moment.mask_frame(pid, 0, send.data[send.pos - size:send.pos], n)
     width = sum(bounds) if fixed_size(state.codec) else max(comm.gather_sizes(send.pos))
     send.data[send.pos:width].zero_()
     every = comm.all_gather(send.data[:width]).wait()

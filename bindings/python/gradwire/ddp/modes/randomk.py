@@ -28,6 +28,7 @@ def exchange(state, bucket) -> None:
         idx = randk_indices(state.seed, w.step_count(), pid, n, k_of(state.codec, n))
         decode(w.step(flat[off:off + n], state.lr_of(pid)), out=dense[:n])
         picks.append((idx, gather(dense[:n], idx)))
+        state._moment.mask_at(pid, idx)  # DGC's masking, where momentum is taken over
     values = torch.from_numpy(np.concatenate([v for _, v in picks]))
     summed = comm.all_reduce_sum(values).wait().numpy()
     pos = 0

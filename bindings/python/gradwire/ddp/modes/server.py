@@ -12,7 +12,7 @@ Fixed-size codecs exchange no sizes: every rank knows every frame's size.
 from __future__ import annotations
 
 from ... import decode, shard_range
-from ..._frames import SendBuffer, fixed_size, regions, split
+from ..._frames import SendBuffer, fixed_size, regions, sparse, split
 
 
 def exchange(state, bucket) -> None:
@@ -26,11 +26,15 @@ def exchange(state, bucket) -> None:
     # 1. worker frames, region j for slice j's owner
     send = SendBuffer(sum(map(sum, bounds)))
     sizes = []
+    masking = sparse(state.codec) and state._moment
     for j in range(M):
         start = send.pos
         for (pid, off, _, s), w, bound in zip(slices[j], workers[j], bounds[j]):
             g = flat[off + s.start:off + s.stop]
-            send.write(bound, lambda o: w.step(g, state.lr_of(pid), out=o))
+            size = send.write(bound, lambda o: w.step(g, state.lr_of(pid), out=o))
+            if masking:
+                state._moment.mask_frame(pid, s.start, send.data[send.pos - size:send.pos],
+                                         len(s))
         sizes.append(send.pos - start)
     fixed = fixed_size(state.codec)
     recv_sizes = [sum(bounds[r])] * M if fixed else comm.exchange_sizes(sizes)
