@@ -7,7 +7,7 @@ per-epoch loss and test accuracy and the bytes each rank handed to
 torch.distributed per step, then a summary against plain DDP.
 
     python examples/train_fmnist_ddp.py --processes 4 --methods ddp,ef,topk
-    python examples/train_fmnist_ddp.py --model cnn --epochs 4     # the momentum check
+    python examples/train_fmnist_ddp.py --model cnn --epochs 4 --lr 0.02 --no-nesterov
     bash scripts/demo.sh --processes 4          # the same, after installing what is missing
 """
 import argparse
@@ -124,7 +124,8 @@ def main(argv=None):
     ap.add_argument("--batch", type=int, default=32, help="samples per process per step")
     ap.add_argument("--lr", type=float, default=None, help="default 0.05 (sgd), 0.001 (adam)")
     ap.add_argument("--momentum", type=float, default=0.9)
-    ap.add_argument("--nesterov", action="store_true", help="SGD with Nesterov momentum")
+    ap.add_argument("--nesterov", action=argparse.BooleanOptionalAction, default=True,
+                    help="SGD's Nesterov momentum (default) or heavy-ball (--no-nesterov)")
     ap.add_argument("--momentum-after", action="store_true",
                     help="leave the optimizer's momentum after the exchange (not given to the "
                          "state; what gradwire refuses by default): to see why it is refused")
