@@ -115,7 +115,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--processes", type=int, default=4, help="DDP processes (workers)")
-    ap.add_argument("--methods", default="ddp,allreduce,ef,topk,lags,randomk,cltk",
+    ap.add_argument("--methods", default="ddp,allreduce,ef,topk,lags,cltk",
                     help=f"comma-separated, of ddp (no hook),{','.join(METHODS)}")
     ap.add_argument("--model", choices=("mlp", "cnn"), default="mlp")
     ap.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd",

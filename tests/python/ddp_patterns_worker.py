@@ -30,7 +30,7 @@ STEPS = 3
 
 
 def options(method):
-    return dict(method=method, seed=7) if method == "randomk" else dict(method=method)
+    return C.state_options(method) if method == "randomk" else dict(method=method)
 
 
 def mlp(dtype=torch.float32):
@@ -366,6 +366,9 @@ def check_warmup(rank, world):
         plain = DDP(mlp(), bucket_cap_mb=TINY)
         ddp = DDP(mlp(), bucket_cap_mb=TINY)
         config = '{"method": "%s", "start_step": 2, "seed": 7}' % method
+        if method == "randomk":  # refused by name: its mode and codec
+            config = ('{"method": "randomk", "mode": "randomk", "start_step": 2, "seed": 7, '
+                      '"codec": {"name": "randomk", "density_ppm": 10000}}')
         state = GradwireState.from_config(ddp, config)
         ddp.register_comm_hook(state, hook)
         at2 = train(plain, rank, steps=2), train(ddp, rank, steps=2)

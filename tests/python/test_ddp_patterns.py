@@ -215,6 +215,11 @@ def test_unsupported_dtype_refused_at_construction():
         gw.ddp.GradwireState(model, method="ef")
 
 
+def test_untrained_preset_refused_by_name():
+    with pytest.raises(ValueError, match="method='topk' or 'cltk'"):
+        gw.ddp.GradwireState(torch.nn.Linear(2, 2), method="randomk")
+
+
 def test_config_options():
     from gradwire.ddp import config_options
     a = config_options({"method": "ef", "start_step": 10, "lr": 0.1})

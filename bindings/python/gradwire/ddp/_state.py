@@ -12,7 +12,7 @@ from .. import Cltk, CodecSpec, LagsLayer, Server, Worker
 from .._collectives import Collectives
 from ._engine import Engine
 from ._optim import Guard, Momentum, take_over
-from .modes import METHODS, MODES
+from .modes import METHODS, MODES, REFUSED
 
 # Parameter dtypes the compressed modes take (float64 is compressed in float32).
 DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
@@ -33,6 +33,8 @@ class GradwireState:
         preset = METHODS.get(method)
         if preset is None and mode is None:
             raise ValueError(f"unknown method {method!r}: one of {sorted(METHODS)}, or give mode=")
+        if method in REFUSED and mode is None and codec is None:
+            raise ValueError(f"gradwire: {REFUSED[method]}")
         preset = preset or {}
         self.mode = mode or preset["mode"]
         if self.mode not in MODES:

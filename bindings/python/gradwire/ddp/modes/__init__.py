@@ -37,3 +37,15 @@ METHODS: Dict[str, Dict[str, Any]] = {
     "randomk": dict(mode="randomk", codec=("randomk", {"density_ppm": 10000})),
     "cltk": dict(mode="cltk", codec=("index", {"density_ppm": 10000, "chunk_size": 4096})),
 }
+
+# Presets refused by name, with what to do instead: they did not train on the
+# checks in docs/results.md. Their mode stays available with an explicit codec.
+REFUSED: Dict[str, str] = {
+    "randomk": (
+        "method 'randomk' (random-k 1% with error feedback) does not train: on the "
+        "Fashion-MNIST checks in docs/results.md it diverged with momentum and without (each "
+        "coordinate goes out once in ~100 steps carrying ~100 steps of gradient), and at 10% it "
+        "was 10 points below plain DDP after 2 epochs. For the same bytes use method='topk' or "
+        "'cltk'; to run random-k anyway give its mode and codec: "
+        "GradwireState(ddp, mode='randomk', codec=CodecSpec('randomk', density_ppm=...))"),
+}
