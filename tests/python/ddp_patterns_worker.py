@@ -22,6 +22,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 sys.path.insert(0, os.path.dirname(__file__))
 import ddp_common as C  # noqa: E402
 from gradwire.ddp import GradwireState, hook  # noqa: E402
+from gradwire.ddp._policy import NeverSlower  # noqa: E402
 
 COMPRESSED = ["ef", "topk", "fp16", "efsignsgd", "lags", "randomk", "cltk"]
 EVERY = ["allreduce"] + COMPRESSED
@@ -66,9 +67,9 @@ def train(ddp, rank, steps=STEPS, dtype=torch.float32, lr=0.1, accumulate=0):
     return params(ddp.module)
 
 
-def hooked(model, method, group=None, **ddp_kw):
+def hooked(model, method, group=None, state_kw=None, **ddp_kw):
     ddp = DDP(model, process_group=group, **ddp_kw)
-    state = GradwireState(ddp, **options(method))
+    state = GradwireState(ddp, **options(method), **(state_kw or {}))
     ddp.register_comm_hook(state, hook)
     return ddp, state
 
@@ -141,13 +142,20 @@ class Dead(torch.nn.Module):
         return h
 
 
-def mass_run(rank, world, method, find_unused):
+def mass_run(rank, world, method, find_unused, policy=False):
     """Every step, on every parameter: what the ranks handed in plus what they
     had kept equals what DDP applied (M times the averaged update; zero where
-    DDP leaves .grad None) plus what they keep now."""
+    DDP leaves .grad None) plus what they keep now. policy: never_slower with a
+    one-step probe and timings that send every other bucket dense, so buckets
+    hand their residuals over at step 3."""
     model, local = (Dead(), Dead()) if find_unused else (mlp(), mlp())
     model.rank = local.rank = rank
-    ddp, state = hooked(model, method, bucket_cap_mb=TINY, find_unused_parameters=find_unused)
+    state_kw = dict(policy="never_slower", probe_steps=1) if policy else None
+    ddp, state = hooked(model, method, state_kw=state_kw, bucket_cap_mb=TINY,
+                        find_unused_parameters=find_unused)
+    if policy:  # the method 'slower' on buckets whose first parameter is even
+        state.policy.record = lambda phase, key, t, p=state.policy: NeverSlower.record(
+            p, phase, key, 1.0 if phase == "dense" else 2.0 - key[0] % 2 * 1.5)
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
     names = [n for n, _ in model.named_parameters()]
     sizes = [p.numel() for p in model.parameters()]
@@ -176,6 +184,10 @@ def mass_run(rank, world, method, find_unused):
         if find_unused and step >= 1:
             dead_moved = max(dead_moved, max((a - b).abs().max().item()
                                              for a, b in zip(dead0, model.dead.parameters())))
+    if policy:
+        return {"mass": err, "dense": sorted(state.policy.dense),
+                "handles": sorted({k[1] for k in state._handles}),
+                "flushed": sorted(state.policy.flushed)}
     return {"mass": err, "dead_moved": dead_moved, "dead_residual": dead_residual,
             "dead_kept": kept(state, names.index("dead.weight"), sizes[names.index(
                 "dead.weight")]).abs().sum().item() if find_unused else 0.0}
@@ -187,6 +199,13 @@ def check_mass(rank, world):
         out[method] = mass_run(rank, world, method, False)
         out[method + "+unused"] = mass_run(rank, world, method, True)
     return out
+
+
+def check_never_slower(rank, world):
+    """policy='never_slower': buckets the probe found faster dense go dense and
+    hand over their residuals, the mass kept exactly; the rest keep the method."""
+    return {method: mass_run(rank, world, method, False, policy=True)
+            for method in ("ef", "efsignsgd", "lags", "randomk", "cltk")}
 
 
 def check_no_sync_frozen(rank, world):

@@ -97,6 +97,20 @@ def test_mass_is_kept(job):
                 assert m["dead_kept"] > 0.0, (world, name, m)  # a residual worth keeping
 
 
+def test_never_slower_hands_residuals_over(job):
+    world, ranks = results(job, "never_slower")
+    for r in ranks:
+        for method, m in r.items():
+            assert m["mass"] < 1e-5, (world, method, m)
+            dense = {p for key in m["dense"] for p in key}
+            assert dense and all(key[0] % 2 == 0 for key in m["dense"]), (method, m)
+            assert set(m["flushed"]) == dense, (method, m)  # handed over once
+            assert not dense & set(m["handles"]), (method, m)   # no state left for them
+            assert m["handles"], (method, m)                    # the others keep the method
+    for method in ranks[0]:
+        assert all(r[method]["dense"] == ranks[0][method]["dense"] for r in ranks)
+
+
 def test_no_sync_with_frozen_parameter(job):
     world, ranks = results(job, "no_sync_frozen")
     for method in EVERY:

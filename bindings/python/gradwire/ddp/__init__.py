@@ -30,7 +30,9 @@ bfloat16 are refused at construction. Sparse gradients are averaged by a
 plain all_reduce in every mode; zero-element parameters have no state. Under
 find_unused_parameters / static_graph, parameters no rank used are not sent
 (DDP would drop them): their residuals keep the mass. docs/distributed.md
-has the rules. start_step=N makes the first N steps a plain all-reduce
+has the rules. policy="never_slower" (method="auto": ef with it) sends each
+bucket dense where compressing it was not faster (_policy.py). start_step=N
+makes the first N steps a plain all-reduce
 (PowerSGD's start_powerSGD_iter, DeepSpeed's freeze_step); from_config(model,
 dict or JSON) builds a state from the constructor's options.
 
@@ -48,8 +50,8 @@ momentum="nesterov", mu=0.9 instead runs dist-EF-blockSGDM's worker momentum
 (then use an optimizer without momentum).
 
 Layout: _state.py (GradwireState), _hook.py (the hook), _engine.py (the
-exchange thread), _optim.py (the optimizer's momentum), modes/ (one module
-per mode and the registry); gradwire/_frames.py and _collectives.py (frames
+exchange thread), _optim.py (the optimizer's momentum), _policy.py
+(never_slower), modes/ (one module per mode and the registry); gradwire/_frames.py and _collectives.py (frames
 in tensors, collectives returning futures) are shared with gradwire.fsdp.
 """
 

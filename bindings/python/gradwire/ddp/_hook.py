@@ -5,6 +5,7 @@ layout and queues the exchange; the state's engine thread does the rest."""
 from typing import List, Optional, Tuple
 
 from .._torch import dist, torch
+from ._policy import Timer, drop, held_back
 from ._state import GradwireState
 from .modes import MODES
 
@@ -61,7 +62,11 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
         if state.steps <= state.start_step:
             # Warm-up: plain all-reduce, no state touched (residuals start at zero).
             mode, used = "allreduce", None
-    fut = state.engine.submit(lambda: _exchange(state, buf, layout, mode, used))
+    phase = None
+    if state.policy is not None and mode != "allreduce":
+        # Counted from the step after DDP's first (which builds its buckets anew).
+        phase = state.policy.phase(state.steps - max(state.start_step, 1))
+    fut = state.engine.submit(lambda: _timed(state, buf, layout, mode, used, phase))
     if bucket.is_last():
         # Right after the last bucket's hook DDP issues collectives of its own
         # on the same group from this thread (find_unused_parameters' all_reduce
@@ -71,9 +76,32 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
     return fut
 
 
+def _timed(state: GradwireState, buf: torch.Tensor, layout: Layout, mode: str,
+           used: Optional[List[bool]], phase: Optional[str]) -> torch.Tensor:
+    """_exchange under policy='never_slower' (_policy.py): its probe phases
+    timed, then each bucket the faster way."""
+    if phase is None:
+        return _exchange(state, buf, layout, mode, used)
+    policy, key = state.policy, tuple(pid for pid, _, _ in layout)
+    if phase == "decided":
+        if policy.dense is None:
+            policy.decide(state.comm)
+        if key not in policy.dense:
+            return _exchange(state, buf, layout, mode, used)
+        return _exchange(state, buf, layout, "allreduce", used, flush=True)
+    if phase == "warm":
+        return _exchange(state, buf, layout, "allreduce", used)
+    timer = Timer()
+    out = _exchange(state, buf, layout, "allreduce" if phase == "dense" else mode, used)
+    policy.record(phase, key, timer.seconds())
+    return out
+
+
 def _exchange(state: GradwireState, buf: torch.Tensor, layout: Layout, mode: str,
-              used: Optional[List[bool]]) -> torch.Tensor:
+              used: Optional[List[bool]], flush: bool = False) -> torch.Tensor:
     flat = _directions(state, buf.reshape(-1), layout)
+    if flush:
+        flat = _hand_over(state, flat, layout)
     if mode == "allreduce":
         b = Bucket(flat, None, layout)
         MODES[mode](state, b)  # b.out: the average in flat's dtype
@@ -102,3 +130,19 @@ def _directions(state: GradwireState, flat: torch.Tensor, layout: Layout) -> tor
         if n:
             out[off:off + n] = moment.apply(pid, out[off:off + n])
     return out
+
+
+def _hand_over(state: GradwireState, flat: torch.Tensor, layout: Layout) -> torch.Tensor:
+    """A bucket going dense: what its parameters' handles held back joins this
+    rank's gradient (once), and the handles go."""
+    pending = [x for x in layout if x[0] not in state.policy.flushed and x[2]]
+    if not pending:
+        return flat
+    flat = flat.to(torch.float32, copy=True)
+    for pid, off, n in pending:
+        kept = held_back(state, pid, n)
+        if kept is not None:
+            flat[off:off + n] += kept
+        drop(state, pid)
+        state.policy.flushed.add(pid)
+    return flat

@@ -12,6 +12,7 @@ from .. import Cltk, CodecSpec, LagsLayer, Server, Worker
 from .._collectives import Collectives
 from ._engine import Engine
 from ._optim import Guard, Momentum, take_over
+from ._policy import NeverSlower
 from .modes import METHODS, MODES, REFUSED
 
 # Parameter dtypes the compressed modes take (float64 is compressed in float32).
@@ -28,8 +29,8 @@ class GradwireState:
                  process_group: Optional[dist.ProcessGroup] = None,
                  optimizer: Optional[torch.optim.Optimizer] = None, lr: float = 1.0,
                  momentum: str = "none", mu: float = 0.0, seed: int = 0, beta: float = 1.0,
-                 warmup_steps: int = 0, start_step: int = 0,
-                 check_optimizer: bool = True) -> None:
+                 warmup_steps: int = 0, start_step: int = 0, policy: Optional[str] = None,
+                 probe_steps: int = 2, check_optimizer: bool = True) -> None:
         preset = METHODS.get(method)
         if preset is None and mode is None:
             raise ValueError(f"unknown method {method!r}: one of {sorted(METHODS)}, or give mode=")
@@ -56,6 +57,12 @@ class GradwireState:
             raise ValueError(f"start_step must be >= 0, not {start_step}")
         self.start_step = start_step  # steps 1..start_step: plain all-reduce
         self.check_optimizer = check_optimizer
+        policy = policy if policy is not None else preset.get("policy")
+        if policy not in (None, "never_slower"):
+            raise ValueError(f"unknown policy {policy!r}: None or 'never_slower'")
+        if policy is not None and self.mode == "allreduce":
+            policy = None  # nothing to choose
+        self.policy = None if policy is None else NeverSlower(probe_steps)
         self.steps = 0          # hook calls of bucket 0 (synchronised iterations)
         self._handles: Dict[Tuple, Any] = {}
         self._blobs: Dict[Tuple, bytes] = {}   # restored, loaded when a handle is made
@@ -127,6 +134,10 @@ class GradwireState:
             for i, p in enumerate(params):
                 if p.requires_grad:
                     self._use_hooks.append(p.register_hook(_UseMark(self._used, i)))
+        if self.policy is not None and self._track_use:
+            raise ValueError("gradwire: policy='never_slower' with find_unused_parameters or "
+                             "static_graph is not supported (a bucket going dense would hand "
+                             "over residuals of parameters DDP drops)")
         world = (self.comm.size, self.comm.rank)
         if self._world is not None and tuple(self._world) != world:
             raise ValueError(f"state of rank {self._world[1]} of {self._world[0]} bound on "
@@ -167,7 +178,8 @@ class GradwireState:
         return {"format": 1, "method": self.method, "mode": self.mode,
                 "codec": None if self.codec is None else (self.codec.name, self.codec.params),
                 "world": self._world, "steps": self.steps, "lr": self.lr, "handles": blobs,
-                "momentum": self._moment.state_dict()}
+                "momentum": self._moment.state_dict(),
+                "policy": None if self.policy is None else self.policy.state_dict()}
 
     def load_state_dict(self, sd: Dict[str, Any]) -> None:
         if sd.get("format") != 1:
@@ -183,6 +195,8 @@ class GradwireState:
         self._handles, self._blobs = {}, dict(sd["handles"])
         self.steps, self.lr = sd["steps"], sd["lr"]
         self._moment.load_state_dict(sd.get("momentum", {}))  # none before momentum moved in
+        if self.policy is not None and sd.get("policy") is not None:
+            self.policy.load_state_dict(sd["policy"])
 
     def __getstate__(self) -> Dict[str, Any]:
         bound = ("_handles", "_blobs", "_pid", "comm", "process_group", "_use_hooks", "_used",
@@ -196,6 +210,7 @@ class GradwireState:
         d.setdefault("start_step", 0)  # pickled before start_step existed
         d.setdefault("check_optimizer", True)
         d.setdefault("_moment", Momentum())
+        d.setdefault("policy", None)
         self.__dict__.update(d)
         self._handles, self._blobs = {}, {}
         self.process_group = None  # bind() takes the new model's group
