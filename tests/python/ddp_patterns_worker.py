@@ -468,6 +468,22 @@ def check_momentum(rank, world):
             refused[f"{method}{'' if state.check_optimizer else '-unchecked'}"] = ""
         except RuntimeError as e:
             refused[f"{method}{'' if state.check_optimizer else '-unchecked'}"] = str(e)
+    # Adam's moments cannot move in: refused when given, and at its first step when not.
+    for given in (True, False):
+        ddp = DDP(mlp())
+        adam = torch.optim.Adam(ddp.parameters(), lr=1e-3)
+        try:
+            state = GradwireState(ddp, method="topk", optimizer=adam if given else None)
+            ddp.register_comm_hook(state, hook)
+            x, y = data(0, rank)
+            loss_of(ddp(x), y).backward()
+            adam.step()
+            refused[f"adam-given-{given}"] = ""
+        except (ValueError, RuntimeError) as e:
+            refused[f"adam-given-{given}"] = f"{type(e).__name__}: {e}"
+    ddp = DDP(mlp())
+    adam = torch.optim.Adam(ddp.parameters(), lr=1e-3)
+    GradwireState(ddp, method="fp16", optimizer=adam)
     out["refused"] = refused
     return out
 

@@ -207,6 +207,9 @@ def test_optimizer_momentum_moves_into_the_hook(job):
         refused = r["refused"]
         assert "optimizer=opt" in refused["ef"] and "momentum=0.9" in refused["ef"]
         assert refused["fp16"] == "" and refused["ef-unchecked"] == ""
+        assert refused["adam-given-True"].startswith("ValueError") and \
+            "torch.optim.SGD with momentum" in refused["adam-given-True"]
+        assert refused["adam-given-False"].startswith("RuntimeError: gradwire: method 'topk'")
     replicas_agree(ranks, "nesterov", lambda r, m: r[m]["hook"])
 
 

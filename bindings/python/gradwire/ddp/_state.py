@@ -11,7 +11,7 @@ from .._torch import dist, torch  # first: says how to install torch if it is mi
 from .. import Cltk, CodecSpec, LagsLayer, Server, Worker
 from .._collectives import Collectives
 from ._engine import Engine
-from ._optim import Guard, Momentum, take_over
+from ._optim import ADAM_FAMILY, Guard, Momentum, refusal, take_over
 from ._policy import NeverSlower
 from .modes import METHODS, MODES, REFUSED
 
@@ -144,6 +144,9 @@ class GradwireState:
                              f"rank {world[1]} of {world[0]}")
         self._world = world
         if optimizer is not None:
+            why = refusal(self.method, optimizer) if self.holds_mass_back() else None
+            if why is not None and self.check_optimizer and isinstance(optimizer, ADAM_FAMILY):
+                raise ValueError(why)
             self._optimizer = optimizer
             self._group_of = take_over(optimizer, self._pid, self._moment)
         if self._guard is not None:
