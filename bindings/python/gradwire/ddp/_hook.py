@@ -2,6 +2,7 @@
 layout and queues the exchange; the state's engine thread does the rest."""
 
 
+import time
 from typing import List, Optional, Tuple
 
 from .._torch import dist, torch
@@ -44,9 +45,21 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
     if bucket.index() == 0:
         state.begin_step()
     buf = bucket.buffer()
+    # A step whose every bucket is a plain all-reduce issues them here, in DDP's
+    # order on every rank, as DDP's own hook does (no thread hand-off); any
+    # other step sends every bucket through the engine, so their collectives
+    # keep one order.
+    phase = None
+    if state.policy is not None and state.steps > state.start_step:
+        # Counted from the step after DDP's first (which builds its buckets anew).
+        phase = state.policy.phase(state.steps - max(state.start_step, 1))
+    dense_step = (state.mode == "allreduce" or state.steps <= state.start_step
+                  or phase in ("warm", "dense"))
     if buf.layout != torch.strided:
         # Sparse gradients (nn.Embedding(sparse=True)), alone in their bucket:
         # averaged by a plain all_reduce, never compressed.
+        if dense_step:
+            return state.comm.sparse_mean(buf)
         return state.engine.submit(lambda: state.comm.sparse_mean(buf).wait())
     layout = _layout(state, bucket)
     mode = state.mode
@@ -59,13 +72,10 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
             # goes on marking the parameters of later buckets.
             used = [pid in state._used for pid, _, _ in layout]
             state._used.difference_update(pid for pid, _, _ in layout)
-        if state.steps <= state.start_step:
-            # Warm-up: plain all-reduce, no state touched (residuals start at zero).
-            mode, used = "allreduce", None
-    phase = None
-    if state.policy is not None and mode != "allreduce":
-        # Counted from the step after DDP's first (which builds its buckets anew).
-        phase = state.policy.phase(state.steps - max(state.start_step, 1))
+    if dense_step:
+        # Warm-up (start_step), the policy's dense probe, or method allreduce:
+        # no state touched (residuals start at zero).
+        return _all_reduce_now(state, buf, layout, phase)
     fut = state.engine.submit(lambda: _timed(state, buf, layout, mode, used, phase))
     if bucket.is_last():
         # Right after the last bucket's hook DDP issues collectives of its own
@@ -74,6 +84,32 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
         # could order them differently. Nothing is left to overlap with here.
         fut.wait()
     return fut
+
+
+def _all_reduce_now(state: GradwireState, buf: torch.Tensor, layout: Layout,
+                    phase: Optional[str]) -> torch.futures.Future:
+    flat = _directions(state, buf.reshape(-1), layout)
+    issued = time.perf_counter()
+    # Divided first, as DDP's own all-reduce does (no overflow in float16).
+    fut = state.comm.all_reduce_sum(flat.div_(state.comm.size))
+    if phase == "dense":
+        key = tuple(pid for pid, _, _ in layout)
+        fut = fut.then(lambda f: _recorded(state, key, issued, f.value()))
+    if flat.dtype != buf.dtype:
+        fut = fut.then(lambda f: f.value().to(buf.dtype))
+    return fut
+
+
+def _recorded(state: GradwireState, key: Tuple[int, ...], issued: float,
+              out: torch.Tensor) -> torch.Tensor:
+    """A dense bucket's own time: from its issue, or from the end of the
+    all-reduce before it that gloo was still running, to its end (gloo
+    completes them in order, and runs this callback as each does)."""
+    done = time.perf_counter()
+    policy = state.policy
+    policy.record("dense", key, done - max(issued, policy.last_done))
+    policy.last_done = done
+    return out
 
 
 def _timed(state: GradwireState, buf: torch.Tensor, layout: Layout, mode: str,
@@ -89,10 +125,8 @@ def _timed(state: GradwireState, buf: torch.Tensor, layout: Layout, mode: str,
         if key not in policy.dense:
             return _exchange(state, buf, layout, mode, used)
         return _exchange(state, buf, layout, "allreduce", used, flush=True)
-    if phase == "warm":
-        return _exchange(state, buf, layout, "allreduce", used)
-    timer = Timer()
-    out = _exchange(state, buf, layout, "allreduce" if phase == "dense" else mode, used)
+    timer = Timer()  # phase "method": the dense phases go by _all_reduce_now
+    out = _exchange(state, buf, layout, mode, used)
     policy.record(phase, key, timer.seconds())
     return out
 

@@ -94,12 +94,14 @@ class Momentum:
 
 
 def take_over(optimizer: torch.optim.Optimizer, pid_of: Dict[int, int],
-              momentum: Momentum) -> Dict[int, int]:
-    """Move `optimizer`'s SGD momentum into `momentum`; returns pid -> param
-    group (the hook reads each group's learning rate every step)."""
+              momentum: Momentum, move: bool = True) -> Dict[int, int]:
+    """Move `optimizer`'s SGD momentum into `momentum` (unless not `move`:
+    full precision, where momentum after the exchange is the same thing);
+    returns pid -> param group (the hook reads each group's learning rate
+    every step)."""
     group_of: Dict[int, int] = {}
     for gi, group in enumerate(optimizer.param_groups):
-        mu = float(group.get("momentum", 0.0) or 0.0)
+        mu = float(group.get("momentum", 0.0) or 0.0) if move else 0.0
         for p in group["params"]:
             pid = pid_of.get(id(p))
             if pid is None:

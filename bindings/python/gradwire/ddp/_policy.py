@@ -4,10 +4,10 @@ compressing it did not make its exchange faster on this link.
 Rather than a model of the link and the codecs, the hook times both ways on
 the job's own buckets, link and processors: after any warm-up (and DDP's
 first step, after which it builds its buckets anew), `probe` steps run every
-bucket as a plain all-reduce, then `probe` steps with the method,
-each bucket's exchange timed on the engine thread (encode, collectives,
-decode: what the bucket's future waits for); the last step of each phase
-counts. At the next step the
+bucket as a plain all-reduce (issued as DDP's own hook does, each timed from
+its issue or the end of the one before it to its end), then `probe` steps
+with the method, each bucket's exchange timed on the engine thread (encode,
+collectives, decode); the last step of each phase counts. At the next step the
 ranks average their timings (one all_reduce, so every rank decides alike)
 and each bucket keeps the faster way for the rest of the run; a bucket seen
 in only one phase keeps the method.
@@ -40,6 +40,7 @@ class NeverSlower:
         self.method_time: Dict[Key, float] = {}
         self.dense: Optional[Set[Key]] = None   # decided buckets, None until then
         self.flushed: Set[int] = set()          # parameters whose residuals went out
+        self.last_done = 0.0                    # when the last timed all-reduce ended
 
     def phase(self, k: int) -> str:
         """Step k (counted from 1 after the warm-up, or after DDP's first step):

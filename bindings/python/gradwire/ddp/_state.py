@@ -148,7 +148,8 @@ class GradwireState:
             if why is not None and self.check_optimizer and isinstance(optimizer, ADAM_FAMILY):
                 raise ValueError(why)
             self._optimizer = optimizer
-            self._group_of = take_over(optimizer, self._pid, self._moment)
+            self._group_of = take_over(optimizer, self._pid, self._moment,
+                                       move=self.mode != "allreduce")
         if self._guard is not None:
             self._guard.remove()
         self._guard = Guard(self, params)
