@@ -218,3 +218,20 @@ def test_ddp_example_runs_as_documented():
     # 93 steps: plain DDP is near 78%, LAGS at 0.1% near 49%; chance is 10%
     for method, a in acc.items():
         assert a > (70.0 if method == "ddp" else 40.0), f"{method}: {a}%\n{run.stdout}"
+
+
+def test_e2e_benchmark_runs(tmp_path):
+    """bench/ddp_e2e.py (scripts/bench_ddp.sh) end to end on the smallest run:
+    its own network namespace, a shaped loopback, plain DDP and one gradwire
+    method, one timed step each. Times are printed, never asserted."""
+    bench = os.path.join(HERE, "..", "..", "bench", "ddp_e2e.py")
+    run = subprocess.run([sys.executable, bench, "--links", "1gbit", "--methods", "ddp,gw:auto",
+                          "--steps", "1gbit=1+1", "--csv", str(tmp_path / "e2e.csv"),
+                          "--png", str(tmp_path / "e2e.png")], capture_output=True, text=True,
+                         timeout=600, env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    if "skipped:" in run.stdout:
+        pytest.skip(run.stdout.strip().splitlines()[-1])
+    rows = [line.split() for line in run.stdout.splitlines() if line.startswith("1gbit ")]
+    assert [r[1] for r in rows] == ["ddp", "gw:auto"], run.stdout
+    assert (tmp_path / "e2e.csv").read_text().count("\n") == 3

@@ -1,0 +1,510 @@
+#!/usr/bin/env python3
+"""End-to-end DDP benchmark on a shaped loopback (issue 21 item 6).
+
+4 processes (torch DDP on gloo) on 127.0.0.1, all inside a network namespace
+of their own (`unshare -n`; the script re-executes itself there), whose `lo`
+is shaped per link with `tc qdisc ... tbf rate R`. The shaper sits on the one
+loopback device, so R is shared by all ranks' traffic together (an
+aggregate, not a per-rank NIC). Model: an MLP 784-2048-2048-2048-10 (10.0M
+parameters, 40 MB of fp32 gradient), batch 32 per rank of Fashion-MNIST
+(random data if the files are missing), SGD lr 0.02 momentum 0.9.
+
+Methods: plain DDP, torch's fp16_compress_hook, PowerSGD rank 1 and 2 (one
+bucket: torch 2.15's PowerSGD hook hung on gloo with more than one bucket),
+and every gradwire.ddp.METHODS entry through GradwireState(ddp, method=m,
+optimizer=opt) (a method refused by name runs with its preset's explicit
+mode and codec, marked '*').
+
+Per (link, method): median step time over the timed steps, speedup against
+plain DDP at that link, bytes per rank per step on the link (the namespace's
+lo tx counter from /proc/net/dev around the timed steps, / steps / ranks;
+loopback counts each byte once), gradwire's own state.bytes_sent /
+state.steps, and the loss on a fixed batch after all steps.
+
+    python bench/ddp_e2e.py                      # all links, all methods
+    python bench/ddp_e2e.py --quick              # 2 links, 3 methods, < 3 min
+    python bench/ddp_e2e.py --links unshaped,1gbit --methods ddp,fp16_hook,gw:ef
+    python bench/ddp_e2e.py --steps 1gbit=2+5 --csv out.csv --png out.png
+
+If the namespace or tc cannot be had it prints "skipped: ..." and exits 0.
+"""
+
+import argparse
+import csv
+import gzip
+import json
+import os
+import shutil
+import signal
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+
+WORLD = 4
+BATCH = 32
+LR = 0.02
+MOMENTUM = 0.9
+SIZES = (784, 2048, 2048, 2048, 10)
+DATA_DIR = "/usr/share/datasets/fashion-mnist"
+
+# link name -> (tbf rate or None for unshaped, bits/s for the plot)
+LINKS = {
+    "unshaped": (None, None),
+    "1gbit": ("1gbit", 1e9),
+    "100mbit": ("100mbit", 100e6),
+    "10gbit": ("10gbit", 10e9),
+}
+# default warm-up + timed steps per link (the plain 40 MB all-reduce moves
+# ~240 MB per step through the shared shaper: ~19 s at 100 Mbit/s)
+DEFAULT_STEPS = {"unshaped": (3, 10), "10gbit": (3, 10), "1gbit": (3, 5), "100mbit": (2, 3)}
+TORCH_METHODS = ["ddp", "fp16_hook", "powersgd1", "powersgd2"]
+QUICK_LINKS = ["unshaped", "1gbit"]
+QUICK_METHODS = ["ddp", "gw:allreduce", "gw:ef"]
+QUICK_STEPS = {"unshaped": (2, 4), "1gbit": (2, 3)}
+
+
+def gw_methods():
+    from gradwire.ddp import METHODS
+    return ["gw:" + m for m in METHODS]
+
+
+# ---------------------------------------------------------------- rank side
+
+def load_data(rank_seed):
+    import numpy as np
+    import torch
+
+    def read(name):
+        p = os.path.join(DATA_DIR, name)
+        for cand in (p, p + ".gz"):
+            if os.path.exists(cand):
+                with (gzip.open(cand) if cand.endswith(".gz") else open(cand, "rb")) as f:
+                    return f.read()
+        return None
+
+    img, lab = read("train-images-idx3-ubyte"), read("train-labels-idx1-ubyte")
+    if img is None or lab is None:
+        g = torch.Generator().manual_seed(1234)
+        x = torch.randn(8192, 784, generator=g)
+        y = torch.randint(0, 10, (8192,), generator=g)
+        return x, y, "random"
+    x = np.frombuffer(img, dtype=np.uint8, offset=16).reshape(-1, 784).astype(np.float32) / 255.0
+    x = (x - 0.2860) / 0.3530
+    y = np.frombuffer(lab, dtype=np.uint8, offset=8).astype(np.int64)
+    return torch.from_numpy(x), torch.from_numpy(y), "fashion-mnist"
+
+
+def make_model():
+    import torch
+    torch.manual_seed(0)
+    layers = []
+    for i in range(len(SIZES) - 1):
+        layers.append(torch.nn.Linear(SIZES[i], SIZES[i + 1]))
+        if i < len(SIZES) - 2:
+            layers.append(torch.nn.ReLU())
+    return torch.nn.Sequential(*layers)
+
+
+def lo_tx_bytes():
+    # /proc/net/dev is per network namespace (sysfs here may be the host's).
+    with open("/proc/net/dev") as f:
+        for line in f:
+            name, _, rest = line.partition(":")
+            if name.strip() == "lo":
+                return int(rest.split()[8])
+    raise RuntimeError("no lo in /proc/net/dev")
+
+
+def rank_main(a):
+    import torch
+    import torch.distributed as dist
+    from torch.nn.parallel import DistributedDataParallel as DDP
+
+    torch.set_num_threads(1)
+    rank = a.rank
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(a.port), GLOO_SOCKET_IFNAME="lo")
+    dist.init_process_group("gloo", rank=rank, world_size=WORLD)
+    x_all, y_all, data = load_data(rank)
+    model = make_model()
+    method = a.method
+    bucket_mb = 25
+    if method.startswith("powersgd"):
+        bucket_mb = 100  # one bucket (the model is 40 MB): PowerSGD hung on gloo with several
+    ddp = DDP(model, bucket_cap_mb=bucket_mb)
+    opt = torch.optim.SGD(ddp.parameters(), lr=LR, momentum=MOMENTUM)
+    state = None
+    note = ""
+    if method == "fp16_hook":
+        from torch.distributed.algorithms.ddp_comm_hooks import default_hooks
+        ddp.register_comm_hook(None, default_hooks.fp16_compress_hook)
+    elif method.startswith("powersgd"):
+        from torch.distributed.algorithms.ddp_comm_hooks import powerSGD_hook as ps
+        st = ps.PowerSGDState(process_group=None, matrix_approximation_rank=int(method[-1]),
+                              start_powerSGD_iter=2, use_error_feedback=True, warm_start=True)
+        ddp.register_comm_hook(st, ps.powerSGD_hook)
+    elif method.startswith("gw:"):
+        import gradwire as gw
+        from gradwire.ddp import GradwireState, hook, METHODS
+        m = method[3:]
+        try:
+            state = GradwireState(ddp, method=m, optimizer=opt)
+        except ValueError as e:
+            if "does not train" not in str(e) and "refused" not in str(e):
+                raise
+            name, params = METHODS[m]["codec"]
+            state = GradwireState(ddp, method=m, mode=METHODS[m]["mode"],
+                                  codec=gw.CodecSpec(name, **params), optimizer=opt)
+            note = "refused by name; run with its explicit mode and codec"
+        ddp.register_comm_hook(state, hook)
+    elif method != "ddp":
+        raise SystemExit(f"unknown method {method}")
+
+    n = x_all.shape[0]
+
+    def batch(step):
+        g = torch.Generator().manual_seed(100003 * step + rank)
+        idx = torch.randint(0, n, (BATCH,), generator=g)
+        return x_all[idx], y_all[idx]
+
+    times = []
+    tx0 = gw0 = gs0 = 0
+    total = a.warmup + a.timed
+    for step in range(total):
+        if step == a.warmup:
+            dist.barrier()
+            tx0 = lo_tx_bytes()
+            if state is not None:
+                gw0, gs0 = state.bytes_sent, state.steps
+        xb, yb = batch(step)
+        t0 = time.perf_counter()
+        opt.zero_grad(set_to_none=True)
+        loss = torch.nn.functional.cross_entropy(ddp(xb), yb)
+        loss.backward()
+        opt.step()
+        dt = time.perf_counter() - t0
+        if step >= a.warmup:
+            times.append(dt)
+    if state is not None:
+        gw_bytes, gw_steps = state.bytes_sent - gw0, state.steps - gs0
+    dist.barrier()
+    tx1 = lo_tx_bytes()
+    # the largest per-step time over ranks (the step is synchronous)
+    t = torch.tensor(times, dtype=torch.float64)
+    dist.all_reduce(t, op=dist.ReduceOp.MAX)
+    gwb = torch.tensor([float(gw_bytes if state is not None else 0)], dtype=torch.float64)
+    dist.all_reduce(gwb)
+    with torch.no_grad():
+        g = torch.Generator().manual_seed(777)
+        idx = torch.randint(0, n, (2048,), generator=g)
+        eval_loss = float(torch.nn.functional.cross_entropy(model(x_all[idx]), y_all[idx]))
+    if rank == 0:
+        res = dict(median_ms=1000 * statistics.median(t.tolist()),
+                   link_bytes=(tx1 - tx0) / a.timed / WORLD,
+                   gw_bytes=(gwb.item() / WORLD / gw_steps) if state is not None and gw_steps else None,
+                   loss=eval_loss, data=data, note=note)
+        with open(a.out, "w") as f:
+            json.dump(res, f)
+    dist.destroy_process_group()
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(0)
+
+
+# -------------------------------------------------------------- driver side
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_combo(link, method, warmup, timed, timeout):
+    fd, out = tempfile.mkstemp(suffix=".json")
+    os.close(fd)
+    os.unlink(out)
+    port = free_port()
+    procs = []
+    logs = []
+    for r in range(WORLD):
+        log = tempfile.TemporaryFile(mode="w+")
+        logs.append(log)
+        procs.append(subprocess.Popen(
+            [sys.executable, os.path.abspath(__file__), "--rank", str(r), "--port", str(port),
+             "--method", method, "--warmup", str(warmup), "--timed", str(timed), "--out", out],
+            stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
+    deadline = time.time() + timeout
+    status = "ok"
+    while any(p.poll() is None for p in procs):
+        if time.time() > deadline or any(p.poll() not in (None, 0) for p in procs):
+            status = "timeout" if time.time() > deadline else "failed"
+            time.sleep(2)  # let the others report their error
+            for p in procs:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGKILL)
+            for p in procs:
+                p.wait()
+            break
+        time.sleep(0.2)
+    res = None
+    if status == "ok" and os.path.exists(out):
+        with open(out) as f:
+            res = json.load(f)
+        os.unlink(out)
+    elif status == "ok":
+        status = "failed"
+    if status != "ok":
+        for r, log in enumerate(logs):
+            log.seek(0)
+            tail = log.read().strip().splitlines()[-6:]
+            if tail:
+                print(f"    rank {r}: " + "\n    ".join(tail), flush=True)
+    for log in logs:
+        log.close()
+    return status, res
+
+
+def tc(*args):
+    return subprocess.run(["tc", *args], capture_output=True, text=True)
+
+
+def set_link(link):
+    rate, bps = LINKS[link]
+    tc("qdisc", "del", "dev", "lo", "root")
+    if rate is None:
+        return None
+    # burst: >= one 64 KiB loopback frame and >= rate x 4 ms (a timer tick)
+    burst = max(256 * 1024, int(bps / 8 * 0.004))
+    r = tc("qdisc", "add", "dev", "lo", "root", "tbf", "rate", rate, "burst", str(burst),
+           "latency", "50ms")
+    if r.returncode != 0:
+        return r.stderr.strip() or "tc failed"
+    return None
+
+
+def fmt_bytes(b):
+    if b is None:
+        return "-"
+    for unit, div in (("MB", 1e6), ("KB", 1e3)):
+        if b >= div:
+            return f"{b / div:.2f} {unit}"
+    return f"{b:.0f} B"
+
+
+def plot(rows, links, path):
+    try:
+        import matplotlib
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        print(f"no matplotlib: plot {path} not written")
+        return
+    order = [l for l in ["100mbit", "1gbit", "10gbit", "unshaped"] if l in links]
+    xs = {l: i for i, l in enumerate(order)}
+    fig, ax = plt.subplots(figsize=(9, 5))
+    methods = []
+    for r in rows:
+        if r["method"] not in methods:
+            methods.append(r["method"])
+    styles = ["o", "s", "^", "v", "D", "P", "X", "*", "<", ">", "p", "h", "d"]
+    for i, m in enumerate(methods):
+        pts = [(xs[r["link"]], r["median_ms"]) for r in rows
+               if r["method"] == m and r["status"] == "ok" and r["link"] in xs]
+        pts.sort()
+        if pts:
+            ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=styles[i % len(styles)],
+                    label=m, color=plt.cm.tab20(i % 20),
+                    linestyle="-" if m.startswith("gw:") else "--")
+    ax.set_xticks(range(len(order)))
+    ax.set_xticklabels([{"100mbit": "100 Mbit/s", "1gbit": "1 Gbit/s", "10gbit": "10 Gbit/s",
+                         "unshaped": "unshaped"}[l] for l in order])
+    ax.set_yscale("log")
+    ax.set_xlabel("loopback rate (tbf, shared by the 4 ranks)")
+    ax.set_ylabel("median step time (ms)")
+    ax.set_title("DDP step time, 4 ranks (gloo), MLP 10.0M params, batch 32/rank")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    print(f"plot: {path}")
+
+
+CSV_FIELDS = ["link", "method", "status", "warmup", "timed", "median_ms", "speedup",
+              "link_bytes_per_rank_step", "gw_bytes_per_rank_step", "loss", "note"]
+
+
+def write_csv(path, rows):
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        w.writeheader()
+        w.writerows(rows)
+
+
+def read_csv(path):
+    rows = []
+    with open(path, newline="") as f:
+        for r in csv.DictReader(f):
+            for k in ("median_ms", "speedup", "link_bytes_per_rank_step", "gw_bytes_per_rank_step", "loss"):
+                r[k] = float(r[k]) if r[k] not in ("", None) else None
+            rows.append(r)
+    return rows
+
+
+def parse_steps(spec, links, base):
+    steps = {l: base.get(l, (3, 5)) for l in links}
+    if not spec:
+        return steps
+    for part in spec.split(","):
+        if "=" in part:
+            l, v = part.split("=", 1)
+            targets = [l]
+        else:
+            v, targets = part, list(links)
+        w, t = (int(s) for s in v.split("+")) if "+" in v else (None, int(v))
+        for l in targets:
+            steps[l] = (steps[l][0] if w is None else w, t)
+    return steps
+
+
+def driver(a):
+    links = QUICK_LINKS if a.quick and not a.links else (a.links.split(",") if a.links else list(LINKS))
+    for l in links:
+        if l not in LINKS:
+            raise SystemExit(f"unknown link {l!r}: one of {list(LINKS)}")
+    if a.methods:
+        methods = a.methods.split(",")
+    elif a.quick:
+        methods = QUICK_METHODS
+    else:
+        methods = TORCH_METHODS + gw_methods()
+    steps = parse_steps(a.steps, links, QUICK_STEPS if a.quick else DEFAULT_STEPS)
+    if "ddp" not in methods:
+        print("note: plain DDP ('ddp') not in --methods: no speedup column")
+    import torch
+    print(f"ddp_e2e: {WORLD} ranks (torch {torch.__version__} DDP, gloo) on 127.0.0.1 in a network "
+          f"namespace of their own; MLP {'-'.join(map(str, SIZES))} "
+          f"({sum(SIZES[i] * SIZES[i + 1] + SIZES[i + 1] for i in range(len(SIZES) - 1)) / 1e6:.2f}M "
+          f"params), batch {BATCH}/rank, SGD lr {LR} momentum {MOMENTUM}")
+    print(f"machine: {os.cpu_count()} cores shared by {WORLD} ranks (1 torch thread each); the tbf "
+          f"rate is on the one loopback, shared by all ranks' traffic; PowerSGD runs with one "
+          f"bucket (bucket_cap_mb=100: torch 2.15's hook hung on gloo with several)")
+    print(f"links: {', '.join(f'{l} ({steps[l][0]} warm-up + {steps[l][1]} timed steps)' for l in links)}")
+    print(f"methods: {', '.join(methods)}", flush=True)
+    short = [l for l in links if steps[l][0] < 3]
+    if short and any(m.startswith("powersgd") or m == "gw:auto" for m in methods):
+        print(f"note: fewer than 3 warm-up steps at {', '.join(short)}: PowerSGD (start_powerSGD_iter=2) "
+              f"and gw:auto (never_slower probes) may send dense buckets in timed steps", flush=True)
+    head = f"{'link':9s} {'method':14s} {'step ms':>9s} {'speedup':>8s} {'link B/rank/step':>17s} " \
+           f"{'gw B/rank/step':>15s} {'loss':>7s}"
+    print(head)
+    print("-" * len(head), flush=True)
+    rows = []
+    t_start = time.time()
+    for link in links:
+        err = set_link(link)
+        if err:
+            print(f"skipped link {link}: tc: {err}", flush=True)
+            continue
+        warmup, timed = steps[link]
+        base = None
+        order = (["ddp"] if "ddp" in methods else []) + [m for m in methods if m != "ddp"]
+        for m in order:
+            # generous: 40 MB fp32 through the shared link ~ 6x per step, plus startup
+            rate = LINKS[link][1] or 4e9
+            timeout = a.timeout or (120 + (warmup + timed) * (6 * 40e6 * 8 / rate) * 3)
+            status, res = run_combo(link, m, warmup, timed, timeout)
+            row = dict(link=link, method=m, status=status, warmup=warmup, timed=timed,
+                       median_ms=None, speedup=None, link_bytes_per_rank_step=None,
+                       gw_bytes_per_rank_step=None, loss=None, note="")
+            if res:
+                row.update(median_ms=res["median_ms"], link_bytes_per_rank_step=res["link_bytes"],
+                           gw_bytes_per_rank_step=res["gw_bytes"], loss=res["loss"], note=res["note"])
+                if m == "ddp":
+                    base = res["median_ms"]
+                if base:
+                    row["speedup"] = base / res["median_ms"]
+            rows.append(row)
+            if a.csv:
+                write_csv(a.csv, rows)
+            name = m + ("*" if row["note"] else "")
+            if status == "ok":
+                sp = f"{row['speedup']:.2f}x" if row["speedup"] else "-"
+                print(f"{link:9s} {name:14s} {row['median_ms']:9.1f} {sp:>8s} "
+                      f"{fmt_bytes(row['link_bytes_per_rank_step']):>17s} "
+                      f"{fmt_bytes(row['gw_bytes_per_rank_step']):>15s} {row['loss']:7.4f}", flush=True)
+            else:
+                print(f"{link:9s} {name:14s} {status}", flush=True)
+    tc("qdisc", "del", "dev", "lo", "root")
+    print(f"wall time {time.time() - t_start:.0f} s")
+    if any(r["note"] for r in rows):
+        print("* refused by name (does not train); run with its preset's explicit mode and codec")
+    if a.csv:
+        print(f"csv: {a.csv}")
+    if a.png and rows:
+        plot(rows, links, a.png)
+
+
+def main():
+    p = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
+                                formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--links", help=f"comma list of {list(LINKS)} (default all)")
+    p.add_argument("--methods", help="comma list: ddp, fp16_hook, powersgd1, powersgd2, gw:<method> "
+                                     "(default all, gradwire's from gradwire.ddp.METHODS)")
+    p.add_argument("--steps", help="warm-up+timed steps: '3+5' for all links, or per link "
+                                   "'1gbit=3+5,100mbit=2+3' (default " +
+                                   ",".join(f"{l}={w}+{t}" for l, (w, t) in DEFAULT_STEPS.items()) + ")")
+    p.add_argument("--quick", action="store_true", help="2 links, 3 methods, few steps (< 3 min)")
+    p.add_argument("--csv", default="ddp_e2e.csv")
+    p.add_argument("--png", default="ddp_e2e.png")
+    p.add_argument("--timeout", type=float, default=0, help="seconds per (link, method) run")
+    # rank-process arguments (internal)
+    p.add_argument("--rank", type=int, default=-1, help=argparse.SUPPRESS)
+    p.add_argument("--port", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--method", help=argparse.SUPPRESS)
+    p.add_argument("--warmup", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--timed", type=int, help=argparse.SUPPRESS)
+    p.add_argument("--out", help=argparse.SUPPRESS)
+    p.add_argument("--replot", metavar="CSV", help="only draw --png from a CSV this script wrote")
+    a = p.parse_args()
+    if a.replot:
+        rows = read_csv(a.replot)
+        plot(rows, sorted({r["link"] for r in rows}), a.png)
+        return 0
+    if a.rank >= 0:
+        return rank_main(a)
+    if os.environ.get("GW_DDP_E2E_NETNS") != "1":
+        # Re-execute in a network namespace of our own (-r maps us to root in a
+        # user namespace when we are not root: enough for tc on our own lo).
+        unshare = shutil.which("unshare")
+        if unshare is None:
+            print("skipped: no unshare(1) on this machine")
+            return 0
+        if shutil.which("tc") is None:
+            print("skipped: no tc(8) on this machine (iproute2)")
+            return 0
+        cmd = [unshare, "-n"] if os.geteuid() == 0 else [unshare, "-r", "-n"]
+        probe = subprocess.run(cmd + ["tc", "qdisc", "show", "dev", "lo"], capture_output=True, text=True)
+        if probe.returncode != 0:
+            print(f"skipped: cannot enter a network namespace with tc ({' '.join(cmd)}): "
+                  f"{(probe.stderr or probe.stdout).strip()}")
+            return 0
+        env = dict(os.environ, GW_DDP_E2E_NETNS="1")
+        os.execve(unshare, cmd + [sys.executable, os.path.abspath(__file__), *sys.argv[1:]], env)
+    # inside the namespace: bring up lo (the only device) and check shaping works
+    r = subprocess.run(["ip", "link", "set", "lo", "up"], capture_output=True, text=True)
+    if r.returncode != 0:
+        print(f"skipped: cannot bring up lo in the namespace: {r.stderr.strip()}")
+        return 0
+    err = set_link("1gbit")
+    if err:
+        print(f"skipped: tc cannot shape lo in the namespace: {err}")
+        return 0
+    tc("qdisc", "del", "dev", "lo", "root")
+    driver(a)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
