@@ -31,7 +31,6 @@ If the namespace or tc cannot be had it prints "skipped: ..." and exits 0.
 
 import argparse
 import csv
-import gzip
 import json
 import os
 import shutil
@@ -74,27 +73,18 @@ def gw_methods():
 # ---------------------------------------------------------------- rank side
 
 def load_data(rank_seed):
-    import numpy as np
+    """Fashion-MNIST's training set as the DDP demo reads it, normalised, or
+    random data where the files are missing."""
     import torch
-
-    def read(name):
-        p = os.path.join(DATA_DIR, name)
-        for cand in (p, p + ".gz"):
-            if os.path.exists(cand):
-                with (gzip.open(cand) if cand.endswith(".gz") else open(cand, "rb")) as f:
-                    return f.read()
-        return None
-
-    img, lab = read("train-images-idx3-ubyte"), read("train-labels-idx1-ubyte")
-    if img is None or lab is None:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "examples"))
+    from train_fmnist_ddp import load_idx
+    try:
+        x, y = load_idx(DATA_DIR, "train")
+    except FileNotFoundError:
         g = torch.Generator().manual_seed(1234)
-        x = torch.randn(8192, 784, generator=g)
-        y = torch.randint(0, 10, (8192,), generator=g)
-        return x, y, "random"
-    x = np.frombuffer(img, dtype=np.uint8, offset=16).reshape(-1, 784).astype(np.float32) / 255.0
-    x = (x - 0.2860) / 0.3530
-    y = np.frombuffer(lab, dtype=np.uint8, offset=8).astype(np.int64)
-    return torch.from_numpy(x), torch.from_numpy(y), "fashion-mnist"
+        return torch.randn(8192, 784, generator=g), torch.randint(0, 10, (8192,), generator=g), \
+            "random"
+    return (x - 0.2860) / 0.3530, y, "fashion-mnist"
 
 
 def make_model():

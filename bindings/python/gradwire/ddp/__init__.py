@@ -39,7 +39,8 @@ dict or JSON) builds a state from the constructor's options.
 The hook returns at once a future of the bucket's update direction (a
 gradient-like average); the state's own thread compresses, exchanges and
 decodes while backward goes on (gradwire's native calls release the GIL),
-collectives issued with async_op=True in bucket order. The optimizer applies
+collectives issued with async_op=True in bucket order; a step of plain
+all-reduces only issues them from the hook, as DDP's own hook does. The optimizer applies
 the learning rate. Give it to the state (optimizer=opt): its momentum then
 runs on each rank's gradient before compression, where error feedback needs
 it (an optimizer's momentum after the exchange re-applies the residuals'

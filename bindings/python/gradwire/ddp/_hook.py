@@ -41,7 +41,8 @@ def _layout(state: GradwireState, bucket: dist.GradBucket) -> Layout:
 # DDP checks these annotations at registration (hence no postponed annotations in this file).
 def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Future[torch.Tensor]:
     """The communication hook: returns at once a future of the bucket's average
-    update, which the state's engine thread computes while backward goes on."""
+    update, which the state's engine thread computes while backward goes on
+    (or, in a step of plain all-reduces only, torch.distributed itself)."""
     if bucket.index() == 0:
         state.begin_step()
     buf = bucket.buffer()
