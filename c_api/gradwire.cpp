@@ -57,6 +57,8 @@ const char* gw_status_str(gw_status status) {
         case GW_ERR_STATE_CHECKSUM: return "state blob checksum mismatch";
         case GW_ERR_STATE_MISMATCH: return "state blob belongs to a differently configured handle";
         case GW_ERR_STATE_CORRUPT: return "state blob malformed";
+        case GW_ERR_STATE_MISSING: return "re-sharding: a worker's state or a slice of the range is missing";
+        case GW_ERR_STATE_DUPLICATE: return "re-sharding: a worker's state or a slice is given twice";
         case GW_ERR_INTERNAL: return "internal error";
     }
     return "unknown status";
@@ -76,7 +78,8 @@ const char* gw_status_name(gw_status status) {
         GW_NAME(GW_ERR_FRAME_PARAMS) GW_NAME(GW_ERR_FRAME_PAYLOAD) GW_NAME(GW_ERR_FRAME_TRAILING)
         GW_NAME(GW_ERR_FRAME_INDEX) GW_NAME(GW_ERR_FRAME_ZSTD) GW_NAME(GW_ERR_STATE_MAGIC)
         GW_NAME(GW_ERR_STATE_VERSION) GW_NAME(GW_ERR_STATE_CHECKSUM) GW_NAME(GW_ERR_STATE_MISMATCH)
-        GW_NAME(GW_ERR_STATE_CORRUPT) GW_NAME(GW_ERR_INTERNAL)
+        GW_NAME(GW_ERR_STATE_CORRUPT) GW_NAME(GW_ERR_STATE_MISSING)
+        GW_NAME(GW_ERR_STATE_DUPLICATE) GW_NAME(GW_ERR_INTERNAL)
     }
 #undef GW_NAME
     return "GW_UNKNOWN";

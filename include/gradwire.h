@@ -660,6 +660,48 @@ GW_API gw_status gw_asylpg_worker_save(const gw_asylpg_worker *worker, void *blo
                                        size_t capacity, size_t *written);
 GW_API gw_status gw_asylpg_worker_load(gw_asylpg_worker *worker, const void *blob, size_t size);
 
+/* ------------------------------------------------------------------------ */
+/* Re-sharding checkpoints: the state of M workers becomes that of M'        */
+/* (docs/algorithms.md s.9; docs/c-api.md, "Re-sharding")                    */
+/* ------------------------------------------------------------------------ */
+/* One saved blob and whose it is. */
+typedef struct gw_reshard_part {
+    const void *blob;
+    size_t size;
+    uint32_t rank;    /* the old worker (0..M-1) it was saved by; server and AsyLPG
+                         master blobs: ignored */
+    uint64_t offset;  /* a worker blob of a slice: the slice's first element in the
+                         tensor (0 for a whole tensor); server blobs carry their own */
+} gw_reshard_part;
+
+#define GW_RESHARD_OPTIONS_VERSION 1
+typedef struct gw_reshard_options {
+    unsigned int version;   /* GW_RESHARD_OPTIONS_VERSION */
+    uint32_t workers_in;    /* M, the workers the parts were saved by */
+    uint32_t workers_out;   /* M' */
+    uint32_t rank_out;      /* the new worker whose blob is built, below M' */
+    uint64_t offset;        /* the tensor range the new blob holds: a worker's slice, */
+    uint64_t length;        /*   a server's (gw_shard_range); CLT-k, LAGS: 0 and n */
+} gw_reshard_options;
+#define GW_RESHARD_OPTIONS_INIT { GW_RESHARD_OPTIONS_VERSION, 1, 1, 0, 0, 0 }
+GW_API gw_status gw_reshard_options_init(gw_reshard_options *opts, unsigned int version);
+
+/* Build rank_out's blob, for a handle of M' workers, from saved blobs of one
+ * kind (worker, server, CLT-k, LAGS layer, AsyLPG master or worker): worker
+ * residuals, momenta, LAGS residuals and CLT-k memories become the mean over
+ * the M old workers (rank_out's own at M' = M); server residuals are cut and
+ * joined at the new slice; the total error-feedback mass is kept. Worker
+ * kinds need, of every old rank, the parts covering [offset, offset+length)
+ * (only rank_out's at M' = M); a server, only the slices covering it.
+ * *written: the blob's size; with GW_ERR_BUFFER_TOO_SMALL the size needed
+ * (capacity 0 and out NULL ask for it); 0 for a new AsyLPG worker (rank_out
+ * >= M), which starts from a fresh handle. Every part is checked as a loader
+ * checks it (GW_ERR_STATE_*); parts of other configurations are
+ * GW_ERR_STATE_MISMATCH, a server mid-round GW_ERR_SEQUENCE. */
+GW_API gw_status gw_reshard(const gw_reshard_part *parts, size_t count,
+                            const gw_reshard_options *opts, void *out, size_t capacity,
+                            size_t *written);
+
 /* CRC32C (Castagnoli) as used by frames and state blobs. */
 GW_API gw_status gw_crc32c(const void *data, size_t size, uint32_t *crc);
 

@@ -42,6 +42,8 @@ typedef enum gw_status {
     GW_ERR_STATE_CHECKSUM     = -42,
     GW_ERR_STATE_MISMATCH     = -43, /* blob is for another kind/size/configuration of handle */
     GW_ERR_STATE_CORRUPT      = -44, /* blob structure or contents invalid */
+    GW_ERR_STATE_MISSING      = -45, /* re-sharding: a worker's state or a slice is not among the parts */
+    GW_ERR_STATE_DUPLICATE    = -46, /* re-sharding: a worker's state or a slice is given twice */
     GW_ERR_INTERNAL           = -99
 } gw_status;
 

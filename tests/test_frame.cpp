@@ -473,9 +473,9 @@ TEST(Api, CodecRegistryAndParameters) {
 }
 
 TEST(Api, StatusStringsNamesAndVersion) {
-    const int codes[] = {0,   -1,  -2,  -3,  -4,  -5,  -6,  -7,  -8,  -9,  -10, -11, -12, -13,
+    const int codes[] = {0,   -1,  -2,  -3,  -4,  -5,  -6,  -7,  -8,  -9,  -10, -11, -12, -13, -14,
                          -20, -21, -22, -23, -24, -25, -26, -27, -28, -29, -30, -31, -40, -41,
-                         -42, -43, -44, -99};
+                         -42, -43, -44, -45, -46, -99};
     std::set<std::string> seen, names;
     for (int c : codes) {
         const char* s = gw_status_str(static_cast<gw_status>(c));

@@ -6,6 +6,8 @@ namespace gw::blob {
 
 namespace {
 constexpr uint8_t kMagic[4] = {'G', 'W', 'S', 'T'};
+}  // namespace
+
 size_t type_width(uint8_t t) {
     switch (t) {
         case kU8: case kBytes: return 1;
@@ -14,7 +16,18 @@ size_t type_width(uint8_t t) {
     }
     return 0;
 }
-}  // namespace
+
+gw_status check_header(const uint8_t* b, size_t size, uint16_t* kind, uint32_t* fields) {
+    if (size == 0) return GW_ERR_STATE_CORRUPT;
+    if (std::memcmp(b, kMagic, size < 4 ? size : 4) != 0) return GW_ERR_STATE_MAGIC;
+    if (size < kHeaderSize + kTrailerSize) return GW_ERR_STATE_CORRUPT;
+    if (load_le<uint16_t>(b + 4) != kVersion) return GW_ERR_STATE_VERSION;
+    if (checksum(b, size - kTrailerSize) != load_le<uint32_t>(b + size - kTrailerSize))
+        return GW_ERR_STATE_CHECKSUM;
+    *kind = load_le<uint16_t>(b + 6);
+    *fields = load_le<uint32_t>(b + 8);
+    return GW_OK;
+}
 
 uint32_t checksum(const uint8_t* p, size_t n) { return kern::active().crc32c(0, p, n); }
 
@@ -43,23 +56,11 @@ size_t Writer::finish() {
 
 Reader::Reader(const void* blob, size_t size, Kind kind, bool commit)
     : data_(static_cast<const uint8_t*>(blob)), commit_(commit) {
-    if (size == 0) {
-        status_ = GW_ERR_STATE_CORRUPT;
-    } else if (std::memcmp(data_, kMagic, size < 4 ? size : 4) != 0) {
-        status_ = GW_ERR_STATE_MAGIC;
-    } else if (size < kHeaderSize + kTrailerSize) {
-        status_ = GW_ERR_STATE_CORRUPT;
-    } else if (load_le<uint16_t>(data_ + 4) != kVersion) {
-        status_ = GW_ERR_STATE_VERSION;
-    } else if (checksum(data_, size - kTrailerSize) !=
-               load_le<uint32_t>(data_ + size - kTrailerSize)) {
-        status_ = GW_ERR_STATE_CHECKSUM;
-    } else if (load_le<uint16_t>(data_ + 6) != kind) {
-        status_ = GW_ERR_STATE_MISMATCH;
-    } else {
-        fields_left_ = load_le<uint32_t>(data_ + 8);
-        end_ = size - kTrailerSize;
-    }
+    uint16_t got = 0;
+    status_ = check_header(data_, size, &got, &fields_left_);
+    if (status_ == GW_OK && got != kind) status_ = GW_ERR_STATE_MISMATCH;
+    if (status_ == GW_OK) end_ = size - kTrailerSize;
+    else fields_left_ = 0;
 }
 
 const uint8_t* Reader::field(uint16_t id, Type type, uint64_t count) {

@@ -34,6 +34,10 @@ template <> struct TypeOf<uint64_t> { static constexpr Type value = kU64; };
 template <> struct TypeOf<float> { static constexpr Type value = kF32; };
 
 uint32_t checksum(const uint8_t* p, size_t n);
+size_t type_width(uint8_t type);  // bytes per element; 0 for an unknown type
+// Magic, size, version and checksum, in the loader's order (docs/wire-format.md);
+// GW_OK with the blob's kind and field count.
+gw_status check_header(const uint8_t* blob, size_t size, uint16_t* kind, uint32_t* fields);
 
 // Bytes of a blob.
 class Sizer {
@@ -56,10 +60,11 @@ class Writer {
     void config_bytes(uint16_t id, const uint8_t* p, size_t n) { field(id, kBytes, n, p, n); }
     template <class T> void scalar(uint16_t id, T& v) { config(id, v); }
     void floats(uint16_t id, float* v, uint64_t n) { field(id, kF32s, n, v, n * sizeof(float)); }
+    // Any field as raw little-endian bytes (re-sharding copies fields through).
+    void field(uint16_t id, Type type, uint64_t count, const void* data, size_t bytes);
     size_t finish();  // appends count and checksum; returns bytes written
 
   private:
-    void field(uint16_t id, Type type, uint64_t count, const void* data, size_t bytes);
     uint8_t* out_;
     size_t pos_ = kHeaderSize;
     uint32_t fields_ = 0;
