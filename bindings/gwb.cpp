@@ -5,6 +5,7 @@
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <string.h>
 
 namespace gwb {
 namespace {
@@ -410,6 +411,48 @@ void randk_indices(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, Ou
     uint64_t k = 0;
     if (count_of(idx, KIND_U32, 4, "gw_randk_indices", "idx", &k))
         ok(gw_randk_indices(seed, step, tensor, n, k, (uint32_t *)idx.data), "gw_randk_indices");
+}
+Bytes reshard(const InList &blobs, In ranks, In offsets, uint32_t workers_in,
+              uint32_t workers_out, uint32_t rank_out, uint64_t offset, uint64_t length) {
+    const char *what = "gw_reshard";
+    Bytes b;
+    uint64_t nr = 0, no = 0;
+    if (!count_of(ranks, KIND_U32, 4, what, "ranks", &nr) ||
+        !count_of(offsets, KIND_U64, 8, what, "offsets", &no))
+        return b;
+    if (nr != blobs.items.size() || no != blobs.items.size()) {
+        fail(GW_ERR_COUNT_MISMATCH, what, "%zu blobs, %llu ranks, %llu offsets",
+             blobs.items.size(), (unsigned long long)nr, (unsigned long long)no);
+        return b;
+    }
+    std::vector<gw_reshard_part> parts(blobs.items.size());
+    for (size_t i = 0; i < parts.size(); ++i) {
+        const In &x = blobs.items[i];
+        if (!x.present) {
+            fail(GW_ERR_NULL_POINTER, what, "blobs[%zu] is None/null", i);
+            return b;
+        }
+        uint64_t off;
+        memcpy(&off, (const uint8_t *)offsets.data + 8 * i, 8);
+        uint32_t rank;
+        memcpy(&rank, (const uint8_t *)ranks.data + 4 * i, 4);
+        parts[i] = {x.data, x.size, rank, off};
+    }
+    gw_reshard_options o = GW_RESHARD_OPTIONS_INIT;
+    o.workers_in = workers_in, o.workers_out = workers_out, o.rank_out = rank_out;
+    o.offset = offset, o.length = length;
+    size_t need = 0;
+    gw_status st = gw_reshard(parts.data(), parts.size(), &o, nullptr, 0, &need);
+    if (st == GW_OK) return b;  // nothing to carry
+    if (st != GW_ERR_BUFFER_TOO_SMALL) {
+        ok(st, what);
+        return b;
+    }
+    b.data.resize(need);
+    size_t written = 0;
+    if (!ok(gw_reshard(parts.data(), parts.size(), &o, b.data.data(), need, &written), what))
+        b.data.clear();
+    return b;
 }
 void gather(In x, In idx, Out out) {
     uint64_t n = 0, k = 0, m = 0;

@@ -150,6 +150,14 @@ uint32_t crc32c(In data);
 
 /* ------------------------------------------------ sparse helpers, diagnostics */
 void randk_indices(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, Out idx);
+
+/* --------------------------------------------------------- re-sharding */
+/* gw_reshard: blobs[i] saved by old worker ranks[i] (uint32), its vectors
+ * starting at element offsets[i] (uint64) of the tensor; the blob of new
+ * worker rank_out of workers_out, holding [offset, offset + length). Empty:
+ * a new AsyLPG worker, which starts from a fresh handle. */
+Bytes reshard(const InList &blobs, In ranks, In offsets, uint32_t workers_in,
+              uint32_t workers_out, uint32_t rank_out, uint64_t offset, uint64_t length);
 void gather(In x, In idx, Out out);
 void scatter_add(In values, In idx, float alpha, Out acc);
 uint64_t index_frame_indices(In frame, Out idx);

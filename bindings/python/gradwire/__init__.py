@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import enum
 import numbers
-from typing import Any, Dict, Optional, Union
+from typing import Any, Dict, Optional, Sequence, Union
 
 import numpy as np
 
@@ -36,6 +36,7 @@ __all__ = [
     "FrameInfo", "Worker", "Server", "Cltk", "LagsLayer", "Fusion", "AsylpgMaster", "AsylpgWorker",
     "AsylpgVariant", "encode", "decode",
     "decode_accumulate", "decode_accumulate_many", "inspect", "frame_size", "tag", "shard_range", "codecs",
+    "reshard",
 ]
 
 
@@ -264,6 +265,23 @@ def randk_indices(seed: int, step: int, tensor: int, n: int, k: int) -> np.ndarr
     idx = np.empty(k, np.uint32)
     _n.randk_indices(seed, step, tensor, n, idx)
     return idx
+
+
+def reshard(blobs: Sequence[Any], ranks: Sequence[int], offsets: Optional[Sequence[int]] = None,
+            *, workers_in: int, workers_out: int, rank: int, offset: int = 0,
+            length: int) -> bytes:
+    """The checkpoint of new worker `rank` of `workers_out`, holding elements
+    [offset, offset + length) of the tensor, from blobs saved by `workers_in`
+    workers (gw_reshard; docs/algorithms.md s.9): blobs[i] was saved by old
+    worker ranks[i] and holds the tensor from offsets[i] (default 0). Worker
+    residuals and momenta, LAGS residuals and CLT-k memories become the mean
+    over the old workers, server residuals are cut and joined; at
+    workers_out == workers_in it is rank's own state. b"" for a new AsyLPG
+    worker: it starts from a fresh handle."""
+    views = [bytes_in(b, f"blobs[{i}]") for i, b in enumerate(blobs)]
+    r = np.asarray(list(ranks), dtype=np.uint32)
+    o = np.asarray([0] * len(views) if offsets is None else list(offsets), dtype=np.uint64)
+    return _n.reshard(views, r, o, workers_in, workers_out, rank, offset, length)
 
 
 def gather(x: Any, idx: Any) -> np.ndarray:

@@ -5,14 +5,15 @@ from __future__ import annotations
 
 import inspect
 import json
-from typing import Any, Dict, List, Optional, Tuple, Union
+from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .._torch import dist, torch  # first: says how to install torch if it is missing
 from .. import Cltk, CodecSpec, LagsLayer, Server, Worker
 from .._collectives import Collectives
 from ._engine import Engine
 from ._optim import ADAM_FAMILY, Guard, Momentum, refusal, take_over
-from ._policy import NeverSlower
+from ._policy import NeverSlower, held_back
+from ._reshard import reshard
 from .modes import METHODS, MODES, REFUSED
 
 # Parameter dtypes the compressed modes take (float64 is compressed in float32).
@@ -75,6 +76,7 @@ class GradwireState:
     def _attach_none(self) -> None:
         """What a state holds only while bound (none of it pickles)."""
         self._pid: Optional[Dict[int, int]] = None
+        self._numel: Dict[int, int] = {}
         self.comm: Optional[Collectives] = None
         self._use_hooks: List[Any] = []
         self._used: set = set()
@@ -119,6 +121,7 @@ class GradwireState:
                         "in float32). Use method='allreduce' for this model, or keep these "
                         "parameters out of DDP's gradient synchronisation")
         self._pid = {id(p): i for i, p in enumerate(params)}
+        self._numel = {i: p.numel() for i, p in enumerate(params)}
         self.comm = Collectives(self.process_group)
         for h in self._use_hooks:
             h.remove()
@@ -150,6 +153,7 @@ class GradwireState:
             self._optimizer = optimizer
             self._group_of = take_over(optimizer, self._pid, self._moment,
                                        move=self.mode != "allreduce")
+            self._read_lrs()
         if self._guard is not None:
             self._guard.remove()
         self._guard = Guard(self, params)
@@ -164,12 +168,28 @@ class GradwireState:
         """At bucket 0 of a step (on the autograd thread): the optimizer's
         learning rates for this step's residual rescaling."""
         self.steps += 1
+        self._read_lrs()
+
+    def _read_lrs(self) -> None:
         if self._optimizer is not None:
             groups = self._optimizer.param_groups
             self._lrs = {pid: float(groups[g]["lr"]) for pid, g in self._group_of.items()}
 
     def lr_of(self, pid: int) -> float:
         return self._lrs.get(pid, self.lr)
+
+    def held_back(self) -> Dict[int, torch.Tensor]:
+        """What this rank holds back, per parameter index: its residuals (and
+        a server slice's, counted world-size times), flattened, in the units
+        of a gradient. The sum over the ranks divided by the world size is
+        what the job still owes the model; re-sharding keeps it."""
+        pids = sorted({k[1] for k in list(self._handles) + list(self._blobs)})
+        out = {}
+        for pid in pids:
+            k = held_back(self, pid, self._numel[pid])
+            if k is not None:
+                out[pid] = k
+        return out
 
     @property
     def bytes_sent(self) -> int:
@@ -185,12 +205,24 @@ class GradwireState:
                 "momentum": self._moment.state_dict(),
                 "policy": None if self.policy is None else self.policy.state_dict()}
 
-    def load_state_dict(self, sd: Dict[str, Any]) -> None:
-        if sd.get("format") != 1:
+    def load_state_dict(self, sd: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
+        """Restore this rank's state_dict(), bit-identically; or, given the
+        state_dict()s of all ranks of a job (a list, any world size), this
+        rank's share of them re-sharded (_reshard.py)."""
+        if isinstance(sd, (list, tuple)):
+            if self._world is None:
+                raise ValueError("bind() the state before loading the states of all ranks")
+            sd = reshard(sd, self._world)
+        if not isinstance(sd, dict) or sd.get("format") != 1:
             raise ValueError("not a gradwire DDP hook state (format 1)")
-        if sd["mode"] != self.mode or tuple(sd["world"]) != tuple(self._world):
-            raise ValueError(f"state of mode {sd['mode']} on {sd['world']} cannot load into "
-                             f"mode {self.mode} on {self._world}")
+        if sd["mode"] != self.mode:
+            raise ValueError(f"state of mode {sd['mode']} cannot load into mode {self.mode}")
+        if tuple(sd["world"]) != tuple(self._world):
+            size, rank = sd["world"]
+            raise ValueError(
+                f"state of rank {rank} of {size} cannot load on rank {self._world[1]} of "
+                f"{self._world[0]} as it is: pass the state_dict()s of all {size} ranks (a list) "
+                "and it is re-sharded (docs/distributed.md, \"Checkpoints and world size\")")
         codec = None if sd["codec"] is None else CodecSpec(sd["codec"][0], **sd["codec"][1])
         if codec != self.codec:
             raise ValueError(f"state was saved with codec {codec}, this one uses {self.codec}")
@@ -203,8 +235,8 @@ class GradwireState:
             self.policy.load_state_dict(sd["policy"])
 
     def __getstate__(self) -> Dict[str, Any]:
-        bound = ("_handles", "_blobs", "_pid", "comm", "process_group", "_use_hooks", "_used",
-                 "_track_use", "_optimizer", "_group_of", "_lrs", "_guard", "engine")
+        bound = ("_handles", "_blobs", "_pid", "_numel", "comm", "process_group", "_use_hooks",
+                 "_used", "_track_use", "_optimizer", "_group_of", "_lrs", "_guard", "engine")
         d = {k: v for k, v in self.__dict__.items() if k not in bound}
         d["_saved"] = self.state_dict()
         return d
