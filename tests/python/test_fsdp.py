@@ -90,3 +90,57 @@ def test_fsdp2_reduce_scatter_matches_simulation(job, codec):
     assert got["calls"] == [C.STEPS] * 3  # one reduce-scatter per module per step
     for a, b in zip(got["params"], simulate(codec, world)):
         torch.testing.assert_close(a, b, rtol=2e-5, atol=2e-6)
+
+
+def flat_to_params(chunks, shapes, M):
+    """Chunks of FSDP's flat buffer over M ranks -> each parameter's elements."""
+    out, pos = [], [0] * M
+    for shape in shapes:
+        rows = math.ceil(shape[0] / M)
+        inner = int(np.prod(shape[1:])) if len(shape) > 1 else 1
+        full = np.concatenate([chunks[j][pos[j]:pos[j] + rows * inner] for j in range(M)])
+        pos = [p + rows * inner for p in pos]
+        out.append(full[:int(np.prod(shape))])
+    return np.concatenate(out).astype(np.float64)
+
+
+@pytest.mark.parametrize("momentum", ["none", "nesterov"])
+def test_reduce_scatter_state_reshards_keeping_the_mass(momentum):
+    """States of M ranks -> each of M' ranks, in FSDP's layout: what every parameter
+    element is owed (the mean over ranks of its residual, and of its momentum) is kept."""
+    from gradwire.fsdp import GradwireReduceScatter
+    shapes = [(5, 3), (5,), (7, 2), (1,)]
+    mu = 0.9 if momentum != "none" else 0.0
+    make = lambda: GradwireReduceScatter("topk", momentum=momentum, mu=mu)  # noqa: E731
+    for M in range(1, 6):
+        shard = sum(math.ceil(s[0] / M) * (int(np.prod(s[1:])) if len(s) > 1 else 1)
+                    for s in shapes)
+        states, res, mom = [], [], []
+        for i in range(M):
+            rs = make()
+            rs.numel, rs.world = shard * M, (M, i)
+            for j in range(M):
+                w = rs.workers[j] = gw.Worker(shard, rs.codec, momentum=momentum, mu=mu)
+                for t in range(3):
+                    w.step(np.random.default_rng(100 * M + 10 * i + j + t).normal(
+                        size=shard).astype(np.float32))
+            states.append(rs.state_dict())
+            res.append(flat_to_params([rs.workers[j].residual() for j in range(M)], shapes, M))
+            mom.append(flat_to_params([rs.workers[j].momentum() for j in range(M)], shapes, M))
+        for M2 in range(1, 6):
+            res2, mom2 = [], []
+            for r in range(M2):
+                rs = make()
+                rs.load_state_dict(states[::-1], shapes=shapes, world=(M2, r))
+                assert rs.world == (M2, r) and sorted(rs.workers) == list(range(M2))
+                res2.append(flat_to_params([rs.workers[j].residual() for j in range(M2)],
+                                           shapes, M2))
+                mom2.append(flat_to_params([rs.workers[j].momentum() for j in range(M2)],
+                                           shapes, M2))
+                assert rs.workers[0].step_count() == 3
+            np.testing.assert_allclose(np.mean(res2, 0), np.mean(res, 0), rtol=1e-6, atol=1e-7)
+            if momentum != "none":
+                np.testing.assert_allclose(np.mean(mom2, 0), np.mean(mom, 0), rtol=1e-6,
+                                           atol=1e-7)
+    with pytest.raises(ValueError, match="needs shapes="):
+        make().load_state_dict(states)
