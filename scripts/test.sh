@@ -56,7 +56,7 @@ else
 fi
 
 echo "== libFuzzer, ${FUZZ_SECONDS}s per target"
-for target in frame state bundle; do
+for target in frame state bundle reshard; do
     corpus=$(mktemp -d)
     cp -r fuzz/corpus/$target/. "$corpus/"
     # libFuzzer reads raw bytes: seed the frame target with the golden frames, unhexed.

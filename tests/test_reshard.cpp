@@ -382,6 +382,18 @@ TEST(Reshard, AsylpgMasterCarriesAndWorkersKeepOrStartFresh) {
         wp.add(gwtest::save_with(w, gw_asylpg_worker_save_bound, gw_asylpg_worker_save), r);
         gw_asylpg_worker_free(w);
     }
+    {  // workers of another configuration (here: length) are not mixed
+        gw_asylpg_worker_options wo;
+        ASSERT_EQ(gw_asylpg_worker_options_init(&wo, GW_ASYLPG_WORKER_OPTIONS_VERSION), GW_OK);
+        wo.n = n + 1;
+        gw_asylpg_worker* w = nullptr;
+        ASSERT_EQ(gw_asylpg_worker_create(&w, &wo, Spec(GW_CODEC_QUANT)), GW_OK);
+        Parts other = wp;
+        other.blobs.pop_back(), other.ranks.pop_back(), other.offsets.pop_back();
+        other.add(gwtest::save_with(w, gw_asylpg_worker_save_bound, gw_asylpg_worker_save), 2);
+        gw_asylpg_worker_free(w);
+        EXPECT_EQ(reshard(other.p, target(3, 5, 0, 0, 0), &out), GW_ERR_STATE_MISMATCH);
+    }
     for (uint32_t r = 0; r < 5; ++r) {
         size_t written = 99;
         Blob b(4096);

@@ -1,5 +1,6 @@
 #include "feedback/reshard.hpp"
 
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
 
@@ -90,6 +91,34 @@ bool vectors_hold(const Blob& b, uint64_t length) {
     return true;
 }
 
+// The scalars each kind's loader checks (its scalars_valid): the clock's
+// lr_prev, a server's pushes, CLT-k's leader, LAGS's k, the AsyLPG phases.
+bool clock_valid(const Blob& b) {
+    const float lr = b.value<float>(33);
+    return std::isfinite(lr) && lr >= 0.0f;
+}
+bool scalars_valid(const Blob& b) {
+    switch (b.kind) {
+        case kWorker: return clock_valid(b);
+        case kServer: return clock_valid(b) && b.value<uint32_t>(34) <= b.value<uint32_t>(4);
+        case kCltk: {
+            const uint32_t leader = b.value<uint32_t>(33);
+            return leader == kCyclic || leader < b.value<uint32_t>(2);
+        }
+        case kLags: {
+            const uint64_t k = b.value<uint64_t>(34);
+            return clock_valid(b) && k >= 1 && k <= b.value<uint64_t>(1);
+        }
+        case kAsylpgMaster: {
+            const uint64_t epoch = b.value<uint64_t>(32), inner = b.value<uint64_t>(33);
+            const uint8_t phase = b.value<uint8_t>(35);
+            return epoch >= 1 && phase <= 1 && inner < b.value<uint64_t>(7) &&
+                   (phase == 1 || inner == 0);
+        }
+        default: return b.value<uint8_t>(37) <= 2;  // kAsylpgWorker
+    }
+}
+
 // Structure, field list and the kind's own consistency; GW_ERR_STATE_* otherwise.
 gw_status parse(const Part& p, Blob* b) {
     const auto* d = static_cast<const uint8_t*>(p.blob);
@@ -127,6 +156,7 @@ gw_status parse(const Part& p, Blob* b) {
             b->length = ok ? b->value<uint64_t>(1) : 0;
             break;
         case kServer:
+            b->rank = 0;  // ignored: slices are ordered by their offsets alone
             ok = matches(*b, kServerSpec);
             if (ok) {
                 b->offset = b->value<uint64_t>(2);
@@ -144,7 +174,7 @@ gw_status parse(const Part& p, Blob* b) {
         default: return GW_ERR_STATE_MISMATCH;  // no state of a kind that re-shards
     }
     if (ok && b->kind != kWorker && b->kind != kServer) b->length = b->value<uint64_t>(1);
-    if (!ok || !vectors_hold(*b, b->length) || b->length > kMaxElements ||
+    if (!ok || !scalars_valid(*b) || !vectors_hold(*b, b->length) || b->length > kMaxElements ||
         (b->kind == kServer && b->value<uint64_t>(1) > kMaxElements))
         return GW_ERR_STATE_CORRUPT;
     return GW_OK;
@@ -156,6 +186,7 @@ bool per_part(uint16_t kind, uint16_t id) {
         case kWorker: return id == 1;
         case kServer: return id == 2 || id == 3 || id == 34;
         case kCltk: return id == 3;
+        case kAsylpgWorker: return id == 13 || id >= 32;  // each worker's seed and progress
         default: return false;
     }
 }
@@ -208,12 +239,14 @@ gw_status covers(const Blob* b, const size_t* order, size_t count, uint64_t lo, 
 
 struct Output {
     size_t size = 0;
-    Writer* w = nullptr;  // null: only size it
+    bool vectors = false;  // it holds a vector (and needs scratch to build it)
+    Writer* w = nullptr;   // null: only size it
 
     void field(const Field& f) { raw(f.id, f.type, f.count, f.data); }
     void raw(uint16_t id, uint8_t type, uint64_t count, const void* data) {
         const size_t bytes = static_cast<size_t>(count * type_width(type));
         size += kFieldHeader + bytes;
+        vectors = vectors || type == kF32s;
         if (w) w->field(id, static_cast<Type>(type), count, data, bytes);
     }
     template <class T> void value(uint16_t id, T v) { raw(id, TypeOf<T>::value, 1, &v); }
@@ -376,10 +409,10 @@ gw_status build(const Part* parts, size_t count, const Target& t, void* out, siz
     }
     for (size_t i = 1; i < count; ++i)
         if (b[i].kind != b[0].kind) return GW_ERR_STATE_MISMATCH;
-    if (b[0].kind == kAsylpgMaster || b[0].kind == kAsylpgWorker)
-        return carry(parts, b, count, t, out, capacity, written);
     gw_status st = same_configuration(b, count);
     if (st != GW_OK) return st;
+    if (b[0].kind == kAsylpgMaster || b[0].kind == kAsylpgWorker)
+        return carry(parts, b, count, t, out, capacity, written);
     sort_parts(b, order.p, count);
     if ((st = check_parts(b, order.p, count, t)) != GW_OK) return st;
 
@@ -388,8 +421,11 @@ gw_status build(const Part* parts, size_t count, const Target& t, void* out, siz
     const size_t size = kHeaderSize + sizer.size + kTrailerSize;
     *written = size;
     if (capacity < size) return GW_ERR_BUFFER_TOO_SMALL;
-    FloatBuf scratch = alloc_floats(t.length);
-    if (t.length && !scratch) return GW_ERR_OUT_OF_MEMORY;
+    // Scratch only for vectors: a blob without any (a worker with neither
+    // momentum nor residual) may have any length.
+    const uint64_t floats = sizer.vectors ? t.length : 0;
+    FloatBuf scratch = alloc_floats(floats);
+    if (floats && !scratch) return GW_ERR_OUT_OF_MEMORY;
     Writer w(static_cast<uint8_t*>(out), static_cast<Kind>(b[0].kind));
     Output o;
     o.w = &w;
