@@ -15,7 +15,10 @@ import sys
 import pytest
 import torch
 
-from gradwire.ddp import load_checkpoint, reshard, save_checkpoint
+import torch.distributed as dist
+import torch.multiprocessing as mp
+
+from gradwire.ddp import dcp_entry, dcp_states, load_checkpoint, reshard, save_checkpoint
 
 HERE = os.path.dirname(__file__)
 EXAMPLE = os.path.join(HERE, "..", "..", "examples", "elastic_ddp.py")
@@ -118,3 +121,27 @@ def test_reshard_needs_every_rank_and_keeps_the_momentum_mean():
     odd[1]["steps"] = 8
     with pytest.raises(ValueError, match="differ in steps"):
         reshard(odd, (3, 0))
+
+
+def _dcp_rank(rank, world, port, path):
+    import torch.distributed.checkpoint as dcp
+    os.environ.update(MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port))
+    dist.init_process_group("gloo", rank=rank, world_size=world)
+    entries = {"model.w": torch.ones(3), **dcp_entry(fake_states(world)[rank], rank)}
+    dcp.save(entries, checkpoint_id=path)
+    dist.barrier()
+    dist.destroy_process_group()
+    os._exit(0)
+
+
+def test_dcp_checkpoint_keeps_every_ranks_state(tmp_path):
+    """Saved by 2 gloo processes with torch.distributed.checkpoint: both ranks'
+    states come back (DCP would keep one copy of an entry all ranks share)."""
+    from test_ddp import free_port
+    mp.start_processes(_dcp_rank, args=(2, free_port(), str(tmp_path)), nprocs=2,
+                       start_method="spawn")
+    states = dcp_states(str(tmp_path))
+    assert [s["world"] for s in states] == [(2, 0), (2, 1)]
+    assert torch.equal(reshard(states, (3, 2))["momentum"][0], torch.full((3,), 0.5))
+    with pytest.raises(ValueError, match="no other.0"):
+        dcp_states(str(tmp_path), key="other")

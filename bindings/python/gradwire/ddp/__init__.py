@@ -58,9 +58,9 @@ in tensors, collectives returning futures) are shared with gradwire.fsdp.
 
 from ._state import GradwireState, config_options
 from ._hook import hook
-from ._checkpoint import load_checkpoint, save_checkpoint
+from ._checkpoint import dcp_entry, dcp_states, load_checkpoint, save_checkpoint
 from ._reshard import reshard
 from .modes import METHODS, MODES
 
 __all__ = ["GradwireState", "hook", "config_options", "METHODS", "MODES", "reshard",
-           "save_checkpoint", "load_checkpoint"]
+           "save_checkpoint", "load_checkpoint", "dcp_entry", "dcp_states"]
