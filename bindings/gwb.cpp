@@ -412,6 +412,13 @@ void randk_indices(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, Ou
     if (count_of(idx, KIND_U32, 4, "gw_randk_indices", "idx", &k))
         ok(gw_randk_indices(seed, step, tensor, n, k, (uint32_t *)idx.data), "gw_randk_indices");
 }
+void randk_positions(unsigned int revision, uint64_t seed, uint32_t step, uint32_t tensor,
+                     uint64_t n, Out idx) {
+    uint64_t k = 0;
+    if (count_of(idx, KIND_U32, 4, "gw_randk_positions", "idx", &k))
+        ok(gw_randk_positions(revision, seed, step, tensor, n, k, (uint32_t *)idx.data),
+           "gw_randk_positions");
+}
 Bytes reshard(const InList &blobs, In ranks, In offsets, uint32_t workers_in,
               uint32_t workers_out, uint32_t rank_out, uint64_t offset, uint64_t length) {
     const char *what = "gw_reshard";

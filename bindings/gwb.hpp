@@ -150,6 +150,8 @@ uint32_t crc32c(In data);
 
 /* ------------------------------------------------ sparse helpers, diagnostics */
 void randk_indices(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, Out idx);
+void randk_positions(unsigned int revision, uint64_t seed, uint32_t step, uint32_t tensor,
+                     uint64_t n, Out idx);
 
 /* --------------------------------------------------------- re-sharding */
 /* gw_reshard: blobs[i] saved by old worker ranks[i] (uint32), its vectors

@@ -40,15 +40,20 @@ gw_status gw_codec_spec_get_f32(const gw_codec_spec* spec, gw_param param, float
     return GW_OK;
 }
 
-gw_status gw_randk_indices(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, uint64_t k,
-                           uint32_t* idx) {
+gw_status gw_randk_positions(unsigned int revision, uint64_t seed, uint32_t step, uint32_t tensor,
+                             uint64_t n, uint64_t k, uint32_t* idx) {
     if (!idx && k) return GW_ERR_NULL_POINTER;
-    if (n > UINT32_MAX || k > n) return GW_ERR_INVALID_ARGUMENT;
-    gw::randk::for_each_position(seed, step, tensor, n, k,
+    if (revision < 1 || revision > 2 || n > UINT32_MAX || k > n) return GW_ERR_INVALID_ARGUMENT;
+    gw::randk::for_each_position(revision, seed, step, tensor, n, k,
                                  [&](uint64_t first, uint64_t c, const uint32_t* p) {
                                      std::memcpy(idx + first, p, c * sizeof(uint32_t));
                                  });
     return GW_OK;
+}
+
+gw_status gw_randk_indices(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, uint64_t k,
+                           uint32_t* idx) {
+    return gw_randk_positions(1, seed, step, tensor, n, k, idx);
 }
 
 gw_status gw_gather(const float* x, uint64_t n, const uint32_t* idx, size_t k, float* out) {

@@ -177,8 +177,12 @@ GW_API gw_status gw_scaled_sign_phi(const float *x, uint64_t n, uint32_t block_s
 /* ------------------------------------------------------------------------ */
 /* Sparse selection helpers and diagnostics                                   */
 /* ------------------------------------------------------------------------ */
-/* The k positions random-k (GW_CODEC_RANDOMK) uses for (seed, step, tensor):
- * increasing, the same on every worker (n < 2^32, k <= n). */
+/* The k positions random-k frames of rule `revision` (GW_PARAM_REVISION: 2,
+ * the default, stratified, O(k); 1, selection sampling, O(n)) hold for (seed,
+ * step, tensor): increasing, the same on every worker (n < 2^32, k <= n). */
+GW_API gw_status gw_randk_positions(unsigned int revision, uint64_t seed, uint32_t step,
+                                    uint32_t tensor, uint64_t n, uint64_t k, uint32_t *idx);
+/* gw_randk_positions of revision 1 (the first rule, kept for its callers). */
 GW_API gw_status gw_randk_indices(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n,
                                   uint64_t k, uint32_t *idx);
 /* Raw values for an all-reduce: out[j] = x[idx[j]]; and acc[idx[j]] +=

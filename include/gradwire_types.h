@@ -105,7 +105,8 @@ typedef enum gw_param {
     GW_PARAM_LEVELS      = 10, /* QSGD: levels s (codes -s..s) */
     GW_PARAM_BUDGET      = 11, /* SPARSE_QUANT: float32 bits of the budget phi, 0 = ||a||_1/||a||_inf */
     GW_PARAM_REVISION    = 12  /* CHUNK_TOPK, INDEX: revision of the codec's rule; 1 = the
-                                  first (ceil per chunk, more than k), 2 = exactly k (default) */
+                                  first (ceil per chunk, more than k), 2 = exactly k (default);
+                                  RANDOMK: 1 = selection sampling, 2 = stratified (default) */
 } gw_param;
 
 typedef enum gw_simd_target {

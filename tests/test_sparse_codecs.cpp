@@ -255,22 +255,51 @@ std::vector<uint32_t> randk_ref(uint64_t seed, uint32_t step, uint32_t tensor, u
     return out;
 }
 
+// Revision 2: one position per stratum [floor(j n/k), floor((j+1) n/k)),
+// word j of the stream times the stratum's size, Lemire's rejection taking
+// retry words from element k on (written with divisions, as the rule reads).
+std::vector<uint32_t> randk_ref2(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n,
+                                 uint64_t k) {
+    std::vector<uint32_t> w(k), out;
+    if (k) gw_rng_u32(seed, step, tensor, 0, w.data(), k);
+    uint64_t retry = k;
+    for (uint64_t j = 0; j < k; ++j) {
+        const uint64_t lo = j * n / k, size = (j + 1) * n / k - lo;
+        uint64_t m = uint64_t(w[j]) * size;
+        while ((m & 0xFFFFFFFFu) < (uint64_t(1) << 32) % size) {
+            uint32_t again = 0;
+            gw_rng_u32(seed, step, tensor, retry++, &again, 1);
+            m = uint64_t(again) * size;
+        }
+        out.push_back(uint32_t(lo + (m >> 32)));
+    }
+    return out;
+}
+
 }  // namespace
 
 TEST(Randomk, PositionsFromTheSharedSeedOnEveryTarget) {
+    for (int rev : {1, 2})
     for (size_t n : {size_t(1), size_t(17), size_t(1000), size_t(70001)})
         for (uint64_t k : {uint64_t(0), uint64_t(1), uint64_t(n / 100), uint64_t(n / 2), uint64_t(n)})
             for (int vdt : {1, 2, 3}) {
-                SCOPED_TRACE(testing::Message() << "n " << n << " k " << k << " dtype " << vdt);
+                SCOPED_TRACE(testing::Message() << "revision " << rev << " n " << n << " k " << k
+                                                << " dtype " << vdt);
                 const Vec x = random_floats(n, 40 + n);
                 Spec s(GW_CODEC_RANDOMK);
                 s.set(GW_PARAM_K, int64_t(k)).set(GW_PARAM_VALUE_DTYPE, vdt);
+                if (rev == 1) s.set(GW_PARAM_REVISION, 1);
                 if (k == 0) s.set(GW_PARAM_DENSITY_PPM, 0);
-                const auto pos = randk_ref(99, 7, 3, n, k);
+                const auto pos = rev == 1 ? randk_ref(99, 7, 3, n, k) : randk_ref2(99, 7, 3, n, k);
                 ASSERT_EQ(pos.size(), k);
+                for (size_t j = 1; j < pos.size(); ++j) ASSERT_LT(pos[j - 1], pos[j]);
                 std::vector<uint32_t> got(k + 1);
-                ASSERT_EQ(gw_randk_indices(99, 7, 3, n, k, got.data()), GW_OK);
+                ASSERT_EQ(gw_randk_positions(rev, 99, 7, 3, n, k, got.data()), GW_OK);
                 ASSERT_EQ(std::vector<uint32_t>(got.begin(), got.begin() + k), pos);
+                if (rev == 1) {
+                    ASSERT_EQ(gw_randk_indices(99, 7, 3, n, k, got.data()), GW_OK);
+                    ASSERT_EQ(std::vector<uint32_t>(got.begin(), got.begin() + k), pos);
+                }
                 Vec want(n, 0.0f);
                 for (uint32_t i : pos) want[i] = rounded(x[i], vdt);
                 std::vector<uint8_t> first;
@@ -279,7 +308,8 @@ TEST(Randomk, PositionsFromTheSharedSeedOnEveryTarget) {
                     if (first.empty()) first = f;
                     ASSERT_EQ(f, first);
                     ASSERT_TRUE(bits_equal(gwtest::decode(f, n), want));
-                    ASSERT_EQ(f.size(), 44 + 13 + 16 + k * (vdt == 1 ? 4 : 2));  // no indices
+                    // no indices; revision 2's parameter is on the wire, 1's is not
+                    ASSERT_EQ(f.size(), 44 + 13 + (rev == 2) + 16 + k * (vdt == 1 ? 4 : 2));
                 });
                 ASSERT_EQ(encode_ctx(s, gwtest::decode(first, n), 99, 7, 3), first);  // canonical
             }
@@ -304,13 +334,44 @@ TEST(Randomk, UniformOverSteps) {
     }
 }
 
+// Revision 2 takes every element with probability 1 / (its stratum's size):
+// n = 103, k = 10 gives strata of 10 and 11 elements.
+TEST(Randomk, StratifiedMarginalsOverSteps) {
+    const uint64_t n = 103, k = 10, steps = 20000;
+    std::vector<int> hits(n, 0);
+    std::vector<uint32_t> idx(k);
+    for (uint32_t t = 0; t < steps; ++t) {
+        ASSERT_EQ(gw_randk_positions(2, 5, t, 0, n, k, idx.data()), GW_OK);
+        for (uint32_t i : idx) hits[i]++;
+    }
+    for (uint64_t j = 0; j < k; ++j) {
+        const uint64_t lo = j * n / k, hi = (j + 1) * n / k;
+        int total = 0;
+        for (uint64_t i = lo; i < hi; ++i) {
+            const double p = double(hits[i]) / steps, want = 1.0 / double(hi - lo);
+            EXPECT_NEAR(p, want, 5 * std::sqrt(want * (1 - want) / steps)) << i;
+            total += hits[i];
+        }
+        EXPECT_EQ(total, int(steps));  // one per stratum, every step
+    }
+    // A stratum of 2^31 + 1 elements rejects about half of its words: the
+    // retry words give the same positions as the reference.
+    const uint64_t big = (uint64_t(1) << 31) + 1;
+    for (uint32_t t = 0; t < 64; ++t) {
+        ASSERT_EQ(gw_randk_positions(2, 9, t, 1, big, 1, idx.data()), GW_OK);
+        ASSERT_EQ(idx[0], randk_ref2(9, t, 1, big, 1)[0]) << t;
+    }
+    EXPECT_EQ(gw_randk_positions(3, 1, 1, 1, 10, 1, idx.data()), GW_ERR_INVALID_ARGUMENT);
+    EXPECT_EQ(gw_randk_positions(0, 1, 1, 1, 10, 1, idx.data()), GW_ERR_INVALID_ARGUMENT);
+}
+
 TEST(Randomk, AllReducePathEqualsFrames) {
     // M workers: the gathered values summed like any float buffer, scattered
     // with alpha = -1/M, give exactly what decode_accumulate of every frame gives.
     const uint64_t n = 5000, k = 50;
     const uint32_t M = 5;
     std::vector<uint32_t> idx(k);
-    ASSERT_EQ(gw_randk_indices(11, 2, 6, n, k, idx.data()), GW_OK);
+    ASSERT_EQ(gw_randk_positions(2, 11, 2, 6, n, k, idx.data()), GW_OK);
     Vec sum(k, 0.0f), vals(k), via_frames(n, 1.0f), via_reduce(n, 1.0f), mean(n, 0.0f);
     Spec s(GW_CODEC_RANDOMK);
     s.set(GW_PARAM_K, int64_t(k));

@@ -118,8 +118,12 @@ const std::vector<V2Case> kV2Cases = {
      20, GW_TAG(14, 6), "threshold 2.0, f16 values (70000 saturates to 65504)"},
     {"v2_sampled_topk_k5_20", GW_CODEC_SAMPLED_TOPK, {{GW_PARAM_K, 5}, {GW_PARAM_ZSTD, 0}}, 20,
      GW_TAG(15, 7), "sampled top-k, k = 5 of 20 (20 < 1024: the sample is the whole input)"},
-    {"v2_randomk_k6_20", GW_CODEC_RANDOMK, {{GW_PARAM_K, 6}}, 20, GW_TAG(16, 8),
+    {"v2_randomk_k6_20", GW_CODEC_RANDOMK, {{GW_PARAM_K, 6}, {GW_PARAM_REVISION, 1}}, 20,
+     GW_TAG(16, 8),
      "random-k, k = 6 of 20, positions from seed 0, step 0, tensor 0 (in the payload)"},
+    {"v2_randomk_r2_k6_20", GW_CODEC_RANDOMK, {{GW_PARAM_K, 6}, {GW_PARAM_REVISION, 2}}, 20,
+     GW_TAG(16, 9), "random-k revision 2 (stratified), k = 6 of 20: one position in each of "
+     "[0,3) [3,6) [6,10) [10,13) [13,16) [16,20), seed 0, step 0, tensor 0"},
     // Stochastic quantizers: rounding words from seed 0, step 0, tensor 0.
     {"v2_quant_b4_20", GW_CODEC_QUANT, {{GW_PARAM_BITS, 4}}, 20, GW_TAG(17, 1),
      "Q_(delta,4), one block: delta = 70000/7, codes c+7 in 4 bits"},

@@ -1,6 +1,7 @@
 // Random-k (docs/algorithms.md s.8): the values of x at k positions drawn
-// from (seed, step, tensor) (codecs/randk_positions.hpp); no index on the
-// wire. The payload carries the draw, so any receiver regenerates them:
+// from (seed, step, tensor) by the frame's rule revision
+// (codecs/randk_positions.hpp: 2 = stratified, O(k); 1 = selection sampling,
+// O(n), absent from the wire); no index on the wire. The payload carries the draw, so any receiver regenerates them:
 //
 //   u64 seed | u32 step (low 32 bits) | u32 tensor | k values (value_dtype)
 //
@@ -20,9 +21,11 @@
 namespace gw {
 namespace {
 
-enum Slot { kK = 0, kDensity = 1, kValueDtype = 2 };
+enum Slot { kK = 0, kDensity = 1, kValueDtype = 2, kRevision = 3 };
 constexpr uint64_t kHead = 16;
-constexpr ParamDef kParams[] = {sparse::kParamK, sparse::kParamDensity, sparse::kParamValueDtype};
+// The revision came later: last, absent from the wire when 1.
+constexpr ParamDef kParams[] = {sparse::kParamK, sparse::kParamDensity, sparse::kParamValueDtype,
+                                revision_param(2)};
 
 uint64_t k_of(const CodecParams& p, uint64_t n) { return sparse::k_of(p.v[kK], p.v[kDensity], n); }
 
@@ -34,9 +37,10 @@ bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
 
 // Positions of a payload: f(first, count, idx).
 template <class F>
-void positions(const uint8_t* payload, uint64_t n, uint64_t k, F&& f) {
-    randk::for_each_position(load_le<uint64_t>(payload), load_le<uint32_t>(payload + 8),
-                             load_le<uint32_t>(payload + 12), n, k, f);
+void positions(const CodecParams& p, const uint8_t* payload, uint64_t n, uint64_t k, F&& f) {
+    randk::for_each_position(p.v[kRevision], load_le<uint64_t>(payload),
+                             load_le<uint32_t>(payload + 8), load_le<uint32_t>(payload + 12), n,
+                             k, f);
 }
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
@@ -51,7 +55,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     store_le<uint32_t>(payload + 12, ctx.tensor);
     uint8_t* out = payload + kHead;
     if (residual && residual != x && n) std::memmove(residual, x, n * sizeof(float));
-    positions(payload, n, k, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
+    positions(p, payload, n, k, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         float v[randk::kChunk], dec[randk::kChunk];
         for (uint64_t j = 0; j < c; ++j) v[j] = x[idx[j]];
         uint8_t* dst = out + first * vs;
@@ -86,7 +90,7 @@ void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t
                 float* acc) {
     const int64_t vdt = p.v[kValueDtype];
     const size_t vs = sparse::value_size(vdt);
-    positions(payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
+    positions(p, payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         float v[randk::kChunk];
         sparse::values_to_f32(vdt, payload + kHead + first * vs, c, v);
         for (uint64_t j = 0; j < c; ++j) {
@@ -100,7 +104,7 @@ void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, 
     const int64_t vdt = p.v[kValueDtype];
     const size_t vs = sparse::value_size(vdt);
     std::memset(out, 0, n * sizeof(float));
-    positions(payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
+    positions(p, payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         float v[randk::kChunk];
         sparse::values_to_f32(vdt, payload + kHead + first * vs, c, v);
         for (uint64_t j = 0; j < c; ++j) out[idx[j]] = v[j];

@@ -1,11 +1,19 @@
 // The k positions of random-k (docs/algorithms.md s.8), a pure function of
-// (seed, step, tensor, n, k): selection sampling (Knuth's Algorithm S) over
-// the Philox stream of (seed, step, tensor), element i taken when
-//   word_i * (n - i) < (k - taken) * 2^32
-// i.e. with probability (k - taken) / (n - i) in exact integer arithmetic.
-// Exactly k positions, increasing, O(n) time and O(1) memory, identical on
-// every worker holding the same seed, so values at them add up in an
-// all-reduce and no index travels.
+// (revision, seed, step, tensor, n, k) over the Philox stream of (seed, step,
+// tensor): exactly k positions, increasing, O(1) memory, identical on every
+// worker holding the same seed, so values at them add up in an all-reduce
+// and no index travels.
+//
+// Revision 2 (stratified, O(k) words): stratum j of k covers
+//   [floor(j n / k), floor((j+1) n / k)), s_j = its size (floor(n/k) or one more)
+// and holds one position, start + floor(word_j * s_j / 2^32) with Lemire's
+// exact rejection: a word whose low product half is below 2^32 mod s_j is
+// replaced by the next retry word, stream elements k, k+1, ... in order. Every
+// element is taken with probability exactly 1/s_j (k/n when k divides n).
+//
+// Revision 1 (selection sampling, Knuth's Algorithm S, O(n) words): element i
+// taken when word_i * (n - i) < (k - taken) * 2^32, i.e. with probability
+// (k - taken) / (n - i) in exact integer arithmetic: a uniform k-subset.
 #pragma once
 
 #include <cstdint>
@@ -19,9 +27,9 @@ constexpr uint64_t kChunk = kern::kRngChunk;
 // Elements whose words are screened together before the exact test.
 constexpr uint64_t kBlock = 16;
 
-// f(first, count, idx): the positions in increasing order, in chunks.
+// Revision 1: f(first, count, idx), the positions in increasing order, in chunks.
 template <class F>
-void for_each_position(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, uint64_t k,
+void for_each_selected(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, uint64_t k,
                        F&& f) {
     uint32_t words[kChunk], idx[kChunk];
     uint64_t taken = 0, held = 0;
@@ -50,6 +58,47 @@ void for_each_position(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n
         }
     }
     if (held) f(taken - held, held, idx);
+}
+
+// Revision 2 (n < 2^32): f(first, count, idx) as for_each_selected.
+template <class F>
+void for_each_stratum(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, uint64_t k,
+                      F&& f) {
+    if (k == 0) return;
+    uint32_t words[kChunk], idx[kChunk];
+    const uint64_t q = n / k, r = n % k;
+    uint64_t start = 0, frac = 0, retry = k;  // frac = j r mod k
+    for (uint64_t first = 0; first < k; first += kChunk) {
+        const uint64_t c = k - first < kChunk ? k - first : kChunk;
+        kern::active().rng_u32(seed, step, tensor, first, words, static_cast<size_t>(c));
+        for (uint64_t j = 0; j < c; ++j) {
+            const bool extra = frac + r >= k;  // floor((j+1) r / k) - floor(j r / k)
+            frac = extra ? frac + r - k : frac + r;
+            const uint32_t size = static_cast<uint32_t>(q + extra);
+            uint64_t m = uint64_t(words[j]) * size;
+            if (static_cast<uint32_t>(m) < size) {
+                const uint32_t reject = (0u - size) % size;  // 2^32 mod size
+                while (static_cast<uint32_t>(m) < reject) {
+                    uint32_t w;
+                    kern::active().rng_u32(seed, step, tensor, retry++, &w, 1);
+                    m = uint64_t(w) * size;
+                }
+            }
+            idx[j] = static_cast<uint32_t>(start + (m >> 32));
+            start += size;
+        }
+        f(first, c, idx);
+    }
+}
+
+// The positions of `revision` (1 or 2).
+template <class F>
+void for_each_position(int64_t revision, uint64_t seed, uint32_t step, uint32_t tensor,
+                       uint64_t n, uint64_t k, F&& f) {
+    if (revision == 1)
+        for_each_selected(seed, step, tensor, n, k, f);
+    else
+        for_each_stratum(seed, step, tensor, n, k, f);
 }
 
 }  // namespace gw::randk

@@ -261,9 +261,12 @@ def crc32c(data: Any) -> int:
     return _n.crc32c(bytes_in(data, "data"))
 
 
-def randk_indices(seed: int, step: int, tensor: int, n: int, k: int) -> np.ndarray:
+def randk_indices(seed: int, step: int, tensor: int, n: int, k: int,
+                  revision: int = 2) -> np.ndarray:
+    """The positions random-k frames of that rule revision hold (gw_randk_positions:
+    2, the codec's default, stratified; 1, the first rule)."""
     idx = np.empty(k, np.uint32)
-    _n.randk_indices(seed, step, tensor, n, idx)
+    _n.randk_positions(revision, seed, step, tensor, n, idx)
     return idx
 
 

@@ -1,7 +1,7 @@
 """Random-k: values at k positions drawn from a seed every rank shares, so a
 plain sum all_reduce adds them (no frames cross the wire). Each rank's
 worker keeps the error feedback; its frame holds the values at the step's
-positions (gw_randk_indices), which go into the all_reduce tensor."""
+positions (gw_randk_positions of the codec's revision), which go into the all_reduce tensor."""
 
 from __future__ import annotations
 
@@ -25,7 +25,8 @@ def exchange(state, bucket) -> None:
     dense = np.empty(max(n for _, _, n in layout), np.float32)  # one decode space for all
     for pid, off, n in layout:
         w = state.worker(pid, 0, n)
-        idx = randk_indices(state.seed, w.step_count(), pid, n, k_of(state.codec, n))
+        idx = randk_indices(state.seed, w.step_count(), pid, n, k_of(state.codec, n),
+                            revision=state.codec["revision"])
         decode(w.step(flat[off:off + n], state.lr_of(pid)), out=dense[:n])
         picks.append((idx, gather(dense[:n], idx)))
         state._moment.mask_at(pid, idx)  # DGC's masking, where momentum is taken over
