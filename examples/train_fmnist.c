@@ -23,6 +23,11 @@
  * collectives (examples/common/transport_mpi.c), and the run is bit for bit
  * the single-process one (the crc32c column of the summary).
  *
+ * --checkpoint DIR writes every worker's gradwire state, the parameters and
+ * the position to DIR; --resume DIR continues from there on any number of
+ * workers (ranks), re-sharding the state with gw_reshard (sgdm, ef, topk;
+ * examples/common/checkpoint.h, examples/README.md "Checkpoints").
+ *
  * Exit status: 0 on success (also when the comparison fails, unless --check),
  * 1 on errors or a failed --check, 2 on a bad command line, 77 when the data
  * files are missing (meson's "skipped").
@@ -238,6 +243,15 @@ static int demo_main(int argc, char **argv)
                     util_prog, methods[m]->name);
             return EXIT_USAGE;
         }
+    if (cfg.ckpt_dir || cfg.resume_dir) {
+        for (m = 0; m < NMETHOD && !selected[m]; m++)
+            ;
+        if (nselected != 1 || !methods[m]->save || !methods[m]->restore) {
+            fprintf(stderr, "%s: --checkpoint and --resume take one method, of: sgdm, ef, topk\n",
+                    util_prog);
+            return EXIT_USAGE;
+        }
+    }
     if (cfg.check && !(selected[M_SGDM] && nselected > 1)) {
         fprintf(stderr, "%s: --check compares methods with sgdm; select it and another\n",
                 util_prog);
@@ -269,9 +283,16 @@ static int demo_main(int argc, char **argv)
     print_header(&cfg, train_n, test_n, p.nhelpers + 1, ref_bytes);
 
     for (m = 0; m < NMETHOD; m++)
-        if (selected[m])
+        if (selected[m]) {
             res[m] = sim_run(&cfg, methods[m], &p, &train_set, train_n, &test_set, test_n,
                              method_ref_bytes(methods[m], ref_bytes), transport);
+            if (res[m].failed) { /* a checkpoint refused: the message is out */
+                pool_destroy(&p);
+                idx_free(&train_set);
+                idx_free(&test_set);
+                return 1;
+            }
+        }
     pool_destroy(&p);
 
     printf("\n== summary ==\n");

@@ -700,8 +700,10 @@ GW_API gw_status gw_reshard_options_init(gw_reshard_options *opts, unsigned int 
  * *written: the blob's size; with GW_ERR_BUFFER_TOO_SMALL the size needed
  * (capacity 0 and out NULL ask for it); 0 for a new AsyLPG worker (rank_out
  * >= M), which starts from a fresh handle. Every part is checked as a loader
- * checks it (GW_ERR_STATE_*); parts of other configurations are
- * GW_ERR_STATE_MISMATCH, a server mid-round GW_ERR_SEQUENCE. */
+ * checks it (GW_ERR_STATE_*); parts of other configurations (the tensor id
+ * included: slices of one tensor share it) are GW_ERR_STATE_MISMATCH, a
+ * server mid-round GW_ERR_SEQUENCE. For server blobs rank_out only needs to
+ * be below M'. */
 GW_API gw_status gw_reshard(const gw_reshard_part *parts, size_t count,
                             const gw_reshard_options *opts, void *out, size_t capacity,
                             size_t *written);

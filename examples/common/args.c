@@ -32,6 +32,13 @@ static void usage(FILE *out)
             "  --quick          1 epoch on a 12800-sample subset, 2000 test samples\n"
             "  --check          exit 1 unless every compressed method learns, matches sgdm\n"
             "                   and compresses within its limits (see the PASS lines)\n"
+            "  --checkpoint DIR write a checkpoint to DIR (rank-R-of-M.ckpt per worker, then\n"
+            "                   a manifest; atomic, CRC32C-checked); one method: sgdm, ef, topk\n"
+            "  --checkpoint-every K   every K steps (default: at the end of each epoch)\n"
+            "  --resume DIR     start from the checkpoint in DIR, saved with the same options\n"
+            "                   but any --workers (and --shards): the state is re-sharded with\n"
+            "                   gw_reshard, the epoch's remaining samples split over the new\n"
+            "                   workers, the lr cosine continued to its end\n"
             "  --help\n",
             util_prog, g_method_names);
 }
@@ -174,6 +181,21 @@ void parse_args(int argc, char **argv, config *cfg, const char *method_names)
         } else if (!strcmp(opt, "--method")) {
             NEED_VAL();
             cfg->methods = val;
+        } else if (!strcmp(opt, "--checkpoint")) {
+            NEED_VAL();
+            if (!*val)
+                bad_arg(opt, val);
+            cfg->ckpt_dir = val;
+        } else if (!strcmp(opt, "--checkpoint-every")) {
+            NEED_VAL();
+            if (parse_long(val, 1, 1000000000L, &v))
+                bad_arg(opt, val);
+            cfg->ckpt_every = v;
+        } else if (!strcmp(opt, "--resume")) {
+            NEED_VAL();
+            if (!*val)
+                bad_arg(opt, val);
+            cfg->resume_dir = val;
         } else if (!strcmp(opt, "--data")) {
             NEED_VAL();
             cfg->data_dir = val;
@@ -194,6 +216,10 @@ void parse_args(int argc, char **argv, config *cfg, const char *method_names)
     }
     if (cfg->shards == 0)
         cfg->shards = cfg->workers;
+    if (cfg->ckpt_every && !cfg->ckpt_dir) {
+        fprintf(stderr, "%s: --checkpoint-every needs --checkpoint DIR\n", util_prog);
+        exit(EXIT_USAGE);
+    }
     if (cfg->quick) {
         if (!epochs_given)
             cfg->epochs = 1;

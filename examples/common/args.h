@@ -33,6 +33,9 @@ typedef struct config {
     int train_limit, test_limit; /* 0 = all */
     const char *data_dir;
     FILE *csv;          /* --csv: one row per epoch and method, for plotting */
+    const char *ckpt_dir;   /* --checkpoint DIR: write checkpoints there */
+    long ckpt_every;        /* --checkpoint-every K: every K steps (0: at each epoch's end) */
+    const char *resume_dir; /* --resume DIR: start from the checkpoint there */
 } config;
 
 /* Parse argv into *cfg; prints usage and exits on --help (0) or an invalid

@@ -27,6 +27,7 @@
 #include <stdint.h>
 
 #include "args.h"
+#include "checkpoint.h"
 #include "gradwire.h"
 #include "idx.h"
 #include "mlp.h"
@@ -42,7 +43,8 @@ void frame_buf_alloc(frame_buf *fb, size_t cap);
 typedef struct sim_slot {
     int tensor;      /* index into mlp_tensors */
     int shard;
-    uint32_t id;     /* tensor id of the slot's frames: tagged GW_TAG(id, step) */
+    uint32_t id;     /* unique per slot (tensor * shards + shard); the parameter-server
+                        handles tag their frames with the tensor index instead */
     uint64_t offset; /* first element within the tensor */
     uint64_t len;    /* elements, > 0 */
     uint64_t start;  /* first element in the flat parameter vector */
@@ -112,10 +114,26 @@ struct method {
      * driver's defaults; methods that start slowly (a leader's selection,
      * per-layer 0.1%) get looser ones there: that run only catches breakage. */
     double quick_gap_limit, quick_floor;
+    /* Checkpoints (--checkpoint, --resume; NULL: the method has none).
+     * save: worker i's handles, and the servers of the slots j with
+     * j mod M == i, into ck (between steps). restore: the handles of the
+     * workers and slots this process owns (own_worker[i], own_slot[j]) from
+     * the saved run's files, re-sharded when it had another number of
+     * workers or slots; and what the error-feedback state owes the model,
+     * per parameter: before[k] from the saved files (all of them, every
+     * process), after[k] from this process's restored handles (the driver
+     * sums after over the processes). k < MLP_NPARAM: the residuals,
+     * (1/M) sum_i e_i + e_s; MLP_NPARAM + k: the momenta, (1/M) sum_i m_i.
+     * round[k] (the same layout): the part of before[k] that re-sharding
+     * rounds to float (the workers' mean), for the bound of its error. */
+    void (*save)(void *state, sim *s, int worker, ckpt_writer *ck);
+    void (*restore)(void *state, sim *s, const ckpt_set *old, const int *own_worker,
+                    const int *own_slot, double *before, double *after, double *round);
 };
 
 typedef struct run_result {
     int ran;
+    int failed; /* the run could not start (a checkpoint refused, message printed) */
     double test_acc, test_loss, train_loss, bytes_per_step, seconds;
     int replicas_identical;
     uint32_t digest; /* CRC32C of worker 0's final parameters */
@@ -137,10 +155,18 @@ typedef struct sim_transport {
     void (*after_push)(void *ctx, sim *s);
     void (*after_serve)(void *ctx, sim *s);
     int (*identical)(void *ctx, sim *s);
+    /* Checkpoints. share: v holds M entries of `bytes` each; every process
+     * fills those of its workers, after the call every process has all.
+     * sum: v[0..n) summed over the processes, in place, on every process. */
+    void (*share)(void *ctx, void *v, size_t bytes);
+    void (*sum)(void *ctx, double *v, size_t n);
 } sim_transport;
 
 /* Train with method m: cfg->epochs epochs over train[0..train_n), test
  * accuracy of worker 0's replica on test[0..test_n) after each epoch.
+ * With cfg->resume_dir the run starts where that checkpoint stands, and
+ * with cfg->ckpt_dir it writes one every cfg->ckpt_every steps
+ * (examples/common/checkpoint.h; the method needs save and restore).
  * ref_bytes (bytes per step of float32 frames) gives the printed ratio.
  * t may be NULL (everything local). */
 run_result sim_run(const config *cfg, const method *m, pool *p, const dataset *train,

@@ -168,8 +168,24 @@ static int identical(void *ctx, sim *s)
     return same;
 }
 
-static const sim_transport mpi_transport = {NULL, owns_worker, owns_slot, after_push,
-                                            after_serve, identical};
+/* Checkpoints: entry i comes from rank i (worker i). */
+static void share(void *ctx, void *v, size_t bytes)
+{
+    (void)ctx;
+    mpi_check(MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v, (int)bytes, MPI_BYTE,
+                            MPI_COMM_WORLD),
+              "MPI_Allgather(checkpoint entries)");
+}
+
+static void sum(void *ctx, double *v, size_t n)
+{
+    (void)ctx;
+    mpi_check(MPI_Allreduce(MPI_IN_PLACE, v, (int)n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD),
+              "MPI_Allreduce(sum)");
+}
+
+static const sim_transport mpi_transport = {NULL,  owns_worker, owns_slot, after_push,
+                                            after_serve, identical, share, sum};
 
 const sim_transport *transport_mpi(int workers)
 {
