@@ -19,7 +19,6 @@ import glob
 import hashlib
 import os
 import signal
-import socket
 import sys
 import time
 
@@ -31,7 +30,7 @@ from torch.nn.parallel import DistributedDataParallel as DDP
 from gradwire.ddp import METHODS, GradwireState, hook, load_checkpoint, save_checkpoint
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from train_fmnist_ddp import load_idx  # noqa: E402
+from train_fmnist_ddp import free_port, load_idx  # noqa: E402
 
 
 def checkpoints(directory):
@@ -135,12 +134,6 @@ def run(rank, world, port, args):
     dist.destroy_process_group()
     sys.stdout.flush()
     os._exit(0)  # as train_fmnist_ddp.py: a gloo thread may outlive finalization
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def main(argv=None):

@@ -28,12 +28,7 @@
 # over seeds and M), so it is held to the exact checks only.
 set -euo pipefail
 local_exe=$1 mpi_exe=$2
-if [ "${GW_SANITIZED:-0}" = 1 ]; then
-    echo "skipped: sanitizer build (OpenMPI's own allocations trip LeakSanitizer)"; exit 77
-fi
-command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
-mpirun_args=(--oversubscribe)
-[ "$(id -u)" -eq 0 ] && mpirun_args+=(--allow-run-as-root)
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh"
 K=40 S=150 ACC_TOL=2.0
 common=(--quick --epochs 2 --threads 1)
 work=$(mktemp -d)

@@ -5,12 +5,7 @@
 # bit (the crc32c column of the summary), the same accuracy and bytes.
 set -euo pipefail
 local_exe=$1 mpi_exe=$2
-if [ "${GW_SANITIZED:-0}" = 1 ]; then
-    echo "skipped: sanitizer build (OpenMPI's own allocations trip LeakSanitizer)"; exit 77
-fi
-command -v mpirun >/dev/null || { echo "skipped: no mpirun"; exit 77; }
-mpirun_args=(--oversubscribe)
-[ "$(id -u)" -eq 0 ] && mpirun_args+=(--allow-run-as-root)
+source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh"
 rows() { grep -E '^  (sgdm|ef|topk) +[0-9]' | awk '{print $1, $2, $4, $NF}'; }
 for M in 2 4; do
     args=(--quick --method sgdm,ef,topk --workers "$M" --threads 1)
