@@ -146,21 +146,25 @@ def mass_run(rank, world, method, find_unused, policy=False):
     """Every step, on every parameter: what the ranks handed in plus what they
     had kept equals what DDP applied (M times the averaged update; zero where
     DDP leaves .grad None) plus what they keep now. policy: never_slower with a
-    one-step probe and timings that send every other bucket dense, so buckets
-    hand their residuals over at step 3."""
+    one-step probe and timings that send every other bucket dense ("mixed": the
+    method faster over the whole step) or every bucket ("all": the method
+    faster on every other bucket but slower over the step), so buckets hand
+    their residuals over at step 3."""
     model, local = (Dead(), Dead()) if find_unused else (mlp(), mlp())
     model.rank = local.rank = rank
     state_kw = dict(policy="never_slower", probe_steps=1) if policy else None
     ddp, state = hooked(model, method, state_kw=state_kw, bucket_cap_mb=TINY,
                         find_unused_parameters=find_unused)
-    if policy:  # the method 'slower' on buckets whose first parameter is even
+    if policy:  # the method slower on buckets whose first parameter is even
+        slow, fast = (1.5, 0.25) if policy == "mixed" else (2.0, 0.5)
         state.policy.record = lambda phase, key, t, p=state.policy: NeverSlower.record(
-            p, phase, key, 1.0 if phase == "dense" else 2.0 - key[0] % 2 * 1.5)
+            p, phase, key, 1.0 if phase == "dense" else (fast if key[0] % 2 else slow))
+    direct = 0
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
     names = [n for n, _ in model.named_parameters()]
     sizes = [p.numel() for p in model.parameters()]
     err, dead_moved, dead_residual = 0.0, 0.0, 0.0
-    for step in range(STEPS + 1):
+    for step in range(STEPS + (3 if policy else 1)):  # policy: 2 steps after its decision
         if find_unused:
             model.step = local.step = step
         x, y = data(step, rank)
@@ -170,6 +174,7 @@ def mass_run(rank, world, method, find_unused, policy=False):
         before = [kept(state, i, n) for i, n in enumerate(sizes)]
         opt.zero_grad()
         loss_of(ddp(x), y).backward()
+        direct += bool(getattr(state, "_dense_decided", False))
         for i, (p, q) in enumerate(zip(model.parameters(), local.parameters())):
             g = torch.zeros(sizes[i]) if q.grad is None else q.grad.reshape(-1)
             applied = torch.zeros(sizes[i]) if p.grad is None else p.grad.reshape(-1)
@@ -187,7 +192,8 @@ def mass_run(rank, world, method, find_unused, policy=False):
     if policy:
         return {"mass": err, "dense": sorted(state.policy.dense),
                 "handles": sorted({k[1] for k in state._handles}),
-                "flushed": sorted(state.policy.flushed)}
+                "flushed": sorted(state.policy.flushed), "direct_steps": direct,
+                "buckets": len(state.policy.dense_time)}
     return {"mass": err, "dead_moved": dead_moved, "dead_residual": dead_residual,
             "dead_kept": kept(state, names.index("dead.weight"), sizes[names.index(
                 "dead.weight")]).abs().sum().item() if find_unused else 0.0}
@@ -204,8 +210,9 @@ def check_mass(rank, world):
 def check_never_slower(rank, world):
     """policy='never_slower': buckets the probe found faster dense go dense and
     hand over their residuals, the mass kept exactly; the rest keep the method."""
-    return {method: mass_run(rank, world, method, False, policy=True)
-            for method in ("ef", "efsignsgd", "lags", "randomk", "cltk")}
+    return {(method, policy): mass_run(rank, world, method, False, policy=policy)
+            for method in ("ef", "efsignsgd", "lags", "randomk", "cltk")
+            for policy in ("mixed", "all")}
 
 
 def check_no_sync_frozen(rank, world):

@@ -100,13 +100,17 @@ def test_mass_is_kept(job):
 def test_never_slower_hands_residuals_over(job):
     world, ranks = results(job, "never_slower")
     for r in ranks:
-        for method, m in r.items():
+        for (method, policy), m in r.items():
             assert m["mass"] < 1e-5, (world, method, m)
             dense = {p for key in m["dense"] for p in key}
-            assert dense and all(key[0] % 2 == 0 for key in m["dense"]), (method, m)
             assert set(m["flushed"]) == dense, (method, m)  # handed over once
             assert not dense & set(m["handles"]), (method, m)   # no state left for them
-            assert m["handles"], (method, m)                    # the others keep the method
+            if policy == "mixed":
+                assert dense and all(key[0] % 2 == 0 for key in m["dense"]), (method, m)
+                assert m["handles"] and m["direct_steps"] == 0, (method, m)  # the others: method
+            else:  # slower over the whole step: every bucket dense, then DDP's own way
+                assert len(m["dense"]) == m["buckets"] and not m["handles"], (method, m)
+                assert m["direct_steps"] >= 1, (method, m)
     for method in ranks[0]:
         assert all(r[method]["dense"] == ranks[0][method]["dense"] for r in ranks)
 

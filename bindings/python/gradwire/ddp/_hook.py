@@ -54,8 +54,12 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
     if state.policy is not None and state.steps > state.start_step:
         # Counted from the step after DDP's first (which builds its buckets anew).
         phase = state.policy.phase(state.steps - max(state.start_step, 1))
+    if bucket.index() == 0:
+        # Between steps the engine is idle (the last bucket waited), so every
+        # rank sees the same handles here and takes the same path all step.
+        state._dense_decided = phase == "decided" and _all_flushed(state)
     dense_step = (state.mode == "allreduce" or state.steps <= state.start_step
-                  or phase in ("warm", "dense"))
+                  or phase in ("warm", "dense") or state._dense_decided)
     if buf.layout != torch.strided:
         # Sparse gradients (nn.Embedding(sparse=True)), alone in their bucket:
         # averaged by a plain all_reduce, never compressed.
@@ -85,6 +89,14 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
         # could order them differently. Nothing is left to overlap with here.
         fut.wait()
     return fut
+
+
+def _all_flushed(state: GradwireState) -> bool:
+    """never_slower decided every bucket dense and each has handed over its
+    residuals (at its first dense step, through the engine): what is left is
+    DDP's own all-reduce."""
+    policy = state.policy
+    return policy.all_dense and not state._handles and not state._blobs
 
 
 def _all_reduce_now(state: GradwireState, buf: torch.Tensor, layout: Layout,

@@ -10,7 +10,9 @@ with the method, each bucket's exchange timed on the engine thread (encode,
 collectives, decode); the last step of each phase counts. At the next step the
 ranks average their timings (one all_reduce, so every rank decides alike)
 and each bucket keeps the faster way for the rest of the run; a bucket seen
-in only one phase keeps the method.
+in only one phase keeps the method. If the method's timings summed over the
+step are not below the dense ones, every bucket goes dense: per-bucket
+timings do not add up when both ways share the processors and the link.
 
 A bucket that goes dense hands over what it held back: at its first dense
 step each rank adds its error-feedback residuals (in gradient units, the
@@ -41,6 +43,7 @@ class NeverSlower:
         self.dense: Optional[Set[Key]] = None   # decided buckets, None until then
         self.flushed: Set[int] = set()          # parameters whose residuals went out
         self.last_done = 0.0                    # when the last timed all-reduce ended
+        self.all_dense = False                  # decided: every bucket dense
 
     def phase(self, k: int) -> str:
         """Step k (counted from 1 after the warm-up, or after DDP's first step):
@@ -64,15 +67,23 @@ class NeverSlower:
                              dtype=torch.float64)
         times = comm.all_reduce_sum(times).wait()
         self.dense = {k for i, k in enumerate(keys) if times[2 * i] <= times[2 * i + 1]}
+        # Per-bucket timings do not add up when both ways share the processors
+        # and the link: if the method did not make the whole step's exchange
+        # faster, every bucket goes dense (and, once flushed, by the hook's
+        # own all-reduces, as DDP's).
+        if keys and float(times[0::2].sum()) <= float(times[1::2].sum()):
+            self.dense = set(keys)
+        self.all_dense = bool(keys) and self.dense == set(self.dense_time) | set(self.method_time)
 
     def state_dict(self) -> dict:
         return {"probe": self.probe, "dense": None if self.dense is None else sorted(self.dense),
                 "flushed": sorted(self.flushed), "dense_time": dict(self.dense_time),
-                "method_time": dict(self.method_time)}
+                "method_time": dict(self.method_time), "all_dense": self.all_dense}
 
     def load_state_dict(self, sd: dict) -> None:
         self.probe = sd["probe"]
         self.dense = None if sd["dense"] is None else {tuple(k) for k in sd["dense"]}
+        self.all_dense = sd.get("all_dense", False)
         self.flushed = set(sd["flushed"])
         self.dense_time, self.method_time = dict(sd["dense_time"]), dict(sd["method_time"])
 

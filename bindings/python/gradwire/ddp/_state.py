@@ -66,6 +66,7 @@ class GradwireState:
         self.policy = None if policy is None else NeverSlower(probe_steps)
         self.steps = 0          # hook calls of bucket 0 (synchronised iterations)
         self._handles: Dict[Tuple, Any] = {}
+        self._dense_decided = False  # this step: never_slower's all-dense, by the hook
         self._blobs: Dict[Tuple, bytes] = {}   # restored, loaded when a handle is made
         self._moment = Momentum()
         self.process_group = process_group
@@ -247,6 +248,7 @@ class GradwireState:
         d.setdefault("check_optimizer", True)
         d.setdefault("_moment", Momentum())
         d.setdefault("policy", None)
+        d.setdefault("_dense_decided", False)
         self.__dict__.update(d)
         self._handles, self._blobs = {}, {}
         self.process_group = None  # bind() takes the new model's group
