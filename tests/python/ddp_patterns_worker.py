@@ -210,9 +210,42 @@ def check_mass(rank, world):
 def check_never_slower(rank, world):
     """policy='never_slower': buckets the probe found faster dense go dense and
     hand over their residuals, the mass kept exactly; the rest keep the method."""
-    return {(method, policy): mass_run(rank, world, method, False, policy=policy)
-            for method in ("ef", "efsignsgd", "lags", "randomk", "cltk")
-            for policy in ("mixed", "all")}
+    out = {(method, policy): mass_run(rank, world, method, False, policy=policy)
+           for method in ("ef", "efsignsgd", "lags", "randomk", "cltk")
+           for policy in ("mixed", "all")}
+    out["hand_back"] = hand_back_run(rank)
+    return out
+
+
+def hand_back_run(rank):
+    """An SGD's momentum given to the state goes back to the optimizer once
+    never_slower sends every bucket dense: each buffer the ranks' mean of the
+    hook's, the optimizer's momentum and nesterov as they were."""
+    model = mlp()
+    opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+    ddp, state = hooked(model, "ef", state_kw=dict(policy="never_slower", probe_steps=1,
+                                                   optimizer=opt), bucket_cap_mb=TINY)
+    state.policy.record = lambda phase, key, t, p=state.policy: NeverSlower.record(
+        p, phase, key, 1.0 if phase == "dense" else 2.0)  # the method slower everywhere
+    taken, mean, handed = [], None, None
+    for step in range(STEPS + 3):
+        x, y = data(step, rank)
+        before = {pid: b.clone() for pid, b in state._moment.bufs.items()}
+        taken.append(opt.param_groups[0]["momentum"])
+        opt.zero_grad()
+        loss_of(ddp(x), y).backward()
+        if handed is None and not state._moment.rule:  # handed back in this step's hook
+            handed = [opt.state[p]["momentum_buffer"].reshape(-1).clone()
+                      for p in model.parameters()]
+            mean = []
+            for pid in range(len(handed)):
+                b = before[pid].clone()
+                dist.all_reduce(b)
+                mean.append(b / dist.get_world_size())
+        opt.step()
+    return {"taken": taken, "group": (opt.param_groups[0]["momentum"],
+                                      opt.param_groups[0]["nesterov"]),
+            "handed": handed, "mean": mean, "params": params(model)}
 
 
 def check_no_sync_frozen(rank, world):

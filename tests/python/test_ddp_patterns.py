@@ -100,7 +100,17 @@ def test_mass_is_kept(job):
 def test_never_slower_hands_residuals_over(job):
     world, ranks = results(job, "never_slower")
     for r in ranks:
-        for (method, policy), m in r.items():
+        hb = r["hand_back"]
+        assert hb["taken"][0] == 0.0 and hb["taken"][-1] == 0.9, hb  # moved in, then back
+        assert hb["group"] == (0.9, True), hb
+        assert hb["handed"] is not None, hb
+        for got, want in zip(hb["handed"], hb["mean"]):  # the ranks' mean of the hook's
+            assert torch.allclose(got, want, rtol=1e-6, atol=1e-7), (got, want)
+        replicas_agree([{"hb": x["hand_back"]["params"]} for x in ranks], "hb")
+        for key, m in r.items():
+            if key == "hand_back":
+                continue
+            method, policy = key
             assert m["mass"] < 1e-5, (world, method, m)
             dense = {p for key in m["dense"] for p in key}
             assert set(m["flushed"]) == dense, (method, m)  # handed over once
@@ -112,7 +122,8 @@ def test_never_slower_hands_residuals_over(job):
                 assert len(m["dense"]) == m["buckets"] and not m["handles"], (method, m)
                 assert m["direct_steps"] >= 1, (method, m)
     for method in ranks[0]:
-        assert all(r[method]["dense"] == ranks[0][method]["dense"] for r in ranks)
+        if method != "hand_back":
+            assert all(r[method]["dense"] == ranks[0][method]["dense"] for r in ranks)
 
 
 def test_no_sync_with_frozen_parameter(job):

@@ -6,6 +6,7 @@ import time
 from typing import List, Optional, Tuple
 
 from .._torch import dist, torch
+from ._optim import hand_back
 from ._policy import Timer, drop, held_back
 from ._state import GradwireState
 from .modes import MODES
@@ -58,6 +59,8 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
         # Between steps the engine is idle (the last bucket waited), so every
         # rank sees the same handles here and takes the same path all step.
         state._dense_decided = phase == "decided" and _all_flushed(state)
+        if state._dense_decided and state._moment and state._optimizer is not None:
+            hand_back(state._moment, state._optimizer, state._pid, state.comm)
     dense_step = (state.mode == "allreduce" or state.steps <= state.start_step
                   or phase in ("warm", "dense") or state._dense_decided)
     if buf.layout != torch.strided:

@@ -118,6 +118,37 @@ def take_over(optimizer: torch.optim.Optimizer, pid_of: Dict[int, int],
     return group_of
 
 
+def hand_back(momentum: Momentum, optimizer: torch.optim.Optimizer, pid_of: Dict[int, int],
+              comm: Any) -> None:
+    """Undo take_over once every bucket goes dense for good (never_slower):
+    after an exact average the optimizer's momentum is the same arithmetic, and
+    cheaper there. Each buffer becomes the ranks' mean (one all_reduce, the
+    same on every rank), so the averaged update keeps its momentum."""
+    if not momentum.rule:
+        return
+    pids = sorted(momentum.bufs)
+    mean: Dict[int, torch.Tensor] = {}
+    if pids:
+        flat = torch.cat([momentum.bufs[p].reshape(-1).to(torch.float32) for p in pids])
+        flat = comm.all_reduce_sum(flat).wait() / comm.size
+        pos = 0
+        for p in pids:
+            n = momentum.bufs[p].numel()
+            mean[p] = flat[pos:pos + n]
+            pos += n
+    for group in optimizer.param_groups:
+        for param in group["params"]:
+            pid = pid_of.get(id(param))
+            if pid is None or pid not in momentum.rule:
+                continue
+            group["momentum"], group["dampening"], group["nesterov"] = momentum.rule[pid]
+            if pid in mean:
+                optimizer.state[param]["momentum_buffer"] = (
+                    mean[pid].reshape(param.shape).to(param.dtype).clone())
+    momentum.rule.clear()
+    momentum.bufs.clear()
+
+
 # Optimizers whose moments cannot move into the hook (they normalise per
 # coordinate after the exchange): measured with Adam in docs/results.md.
 ADAM_FAMILY = (torch.optim.Adam, torch.optim.AdamW, torch.optim.NAdam, torch.optim.RAdam,

@@ -19,7 +19,8 @@ step each rank adds its error-feedback residuals (in gradient units, the
 server's slice residual counted M times since the server averages) to its
 gradient before the all-reduce, and the handles are dropped, so no mass is
 lost and none is left behind. The optimizer's momentum, when taken over,
-goes on running in the hook for dense buckets too.
+goes on running in the hook for dense buckets, until every bucket is dense
+and flushed: then it goes back to the optimizer (_optim.hand_back).
 """
 
 from __future__ import annotations
