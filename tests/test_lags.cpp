@@ -19,11 +19,6 @@ using ref::Vec;
 
 namespace {
 
-Spec topk(int64_t k) {
-    Spec s(GW_CODEC_TOPK);
-    s.set(GW_PARAM_K, k).set(GW_PARAM_ZSTD, 0);
-    return s;
-}
 
 struct Layer {
     gw_lags_layer* h = nullptr;
@@ -69,8 +64,8 @@ TEST(Lags, LayerStepMatchesTheEquationsForEveryWorkerCount) {
         std::vector<std::unique_ptr<Layer>> l0, l1;
         std::vector<Vec> e0(P, Vec(n0, 0.0f)), e1(P, Vec(n1, 0.0f));
         for (uint32_t p = 0; p < P; ++p) {
-            l0.emplace_back(new Layer(n0, topk(7), 0));
-            l1.emplace_back(new Layer(n1, topk(2), 1));
+            l0.emplace_back(new Layer(n0, gwtest::topk_plain(7), 0));
+            l1.emplace_back(new Layer(n1, gwtest::topk_plain(2), 1));
         }
         Vec v0 = random_floats(n0, 1), v1 = random_floats(n1, 2), r0 = v0, r1 = v1;
         for (int t = 0; t < 6; ++t) {
@@ -116,7 +111,7 @@ TEST(Lags, DenseKEqualsDenseSgdExactly) {
     const uint64_t n = 257;
     const uint32_t P = 3;
     std::vector<std::unique_ptr<Layer>> ls;
-    for (uint32_t p = 0; p < P; ++p) ls.emplace_back(new Layer(n, topk(int64_t(n))));
+    for (uint32_t p = 0; p < P; ++p) ls.emplace_back(new Layer(n, gwtest::topk_plain(int64_t(n))));
     Vec v = random_floats(n, 3), dense = v;
     for (int t = 0; t < 20; ++t) {
         const float lr = 0.05f;
@@ -135,7 +130,7 @@ TEST(Lags, DenseKEqualsDenseSgdExactly) {
         ASSERT_TRUE(bits_equal(v, dense));
     }
     // step_dense is the same update through a raw buffer.
-    Layer d(n, topk(5));
+    Layer d(n, gwtest::topk_plain(5));
     const Vec g = random_floats(n, 9);
     Vec out(n);
     ASSERT_EQ(d.step(g, 0.5f), GW_OK);
@@ -150,7 +145,7 @@ TEST(Lags, DenseKEqualsDenseSgdExactly) {
 
 TEST(Lags, NoMassLostOver1000StepsWithChangingK) {
     const uint64_t n = 400;
-    Layer l(n, topk(4));
+    Layer l(n, gwtest::topk_plain(4));
     std::vector<double> in(n, 0.0), out(n, 0.0);
     for (int t = 0; t < 1000; ++t) {
         if (t % 100 == 0) {
@@ -181,8 +176,8 @@ TEST(Lags, ConcurrentLayersOnThreads) {
     const uint64_t n = 5000;
     std::vector<std::unique_ptr<Layer>> ls, ref;
     for (int l = 0; l < L; ++l) {
-        ls.emplace_back(new Layer(n + l, topk(10 + l), uint32_t(l)));
-        ref.emplace_back(new Layer(n + l, topk(10 + l), uint32_t(l)));
+        ls.emplace_back(new Layer(n + l, gwtest::topk_plain(10 + l), uint32_t(l)));
+        ref.emplace_back(new Layer(n + l, gwtest::topk_plain(10 + l), uint32_t(l)));
     }
     for (int t = 0; t < 5; ++t) {
         std::vector<std::thread> th;
@@ -201,7 +196,7 @@ TEST(Lags, ConcurrentLayersOnThreads) {
 
 TEST(Lags, CheckpointsAndErrorsChangeNothing) {
     const uint64_t n = 123;
-    Layer a(n, topk(5), 4), b(n, topk(5), 4);
+    Layer a(n, gwtest::topk_plain(5), 4), b(n, gwtest::topk_plain(5), 4);
     for (int t = 0; t < 3; ++t) ASSERT_EQ(a.step(random_floats(n, t), 0.2f), GW_OK);
     ASSERT_EQ(gw_lags_layer_set_k(a.h, 9), GW_OK);
     const auto blob = a.save();
@@ -217,7 +212,7 @@ TEST(Lags, CheckpointsAndErrorsChangeNothing) {
         ASSERT_EQ(a.frame, b.frame);  // same tag (step), same selection
     }
     // Other layers' blobs, corrupt blobs.
-    Layer c(n, topk(5), 5);
+    Layer c(n, gwtest::topk_plain(5), 5);
     EXPECT_EQ(gw_lags_layer_load(c.h, blob.data(), blob.size()), GW_ERR_STATE_MISMATCH);
     auto bad = blob;
     bad[20] ^= 1;

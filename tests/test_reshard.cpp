@@ -16,11 +16,6 @@ using Blob = std::vector<uint8_t>;
 
 namespace {
 
-Spec topk(int64_t k) {
-    Spec s(GW_CODEC_TOPK);
-    s.set(GW_PARAM_K, k).set(GW_PARAM_ZSTD, 0);
-    return s;
-}
 
 struct Worker {
     gw_worker* h = nullptr;
@@ -102,7 +97,7 @@ void expect_same_mass(const std::vector<double>& a, const std::vector<double>& b
 
 TEST(Reshard, WorkerResidualAndMomentumKeepTheirMassForEveryWorkerCount) {
     const uint64_t n = 41;
-    const Spec s = topk(3);
+    const Spec s = gwtest::topk_plain(3);
     for (uint32_t M = 1; M <= 16; ++M) {
         Parts parts;
         std::vector<Vec> e, m;
@@ -137,7 +132,7 @@ TEST(Reshard, WorkerResidualAndMomentumKeepTheirMassForEveryWorkerCount) {
 // blobs per slice of M', each the mean over the old workers.
 TEST(Reshard, WorkerSlicesAreCutAndJoinedForEveryWorkerCount) {
     const uint64_t n = 29;  // fewer elements than 2 x 16: empty slices too
-    const Spec s = topk(1);
+    const Spec s = gwtest::topk_plain(1);
     for (uint32_t M = 1; M <= 16; ++M) {
         Parts parts;
         std::vector<Vec> full(M, Vec(n));
@@ -305,7 +300,7 @@ TEST(Reshard, CltkMemoryKeepsItsMass) {
 
 TEST(Reshard, LagsResidualKeepsItsMass) {
     const uint64_t n = 50;
-    const Spec s = topk(4);
+    const Spec s = gwtest::topk_plain(4);
     auto make = [&]() {
         gw_lags_layer_options o = GW_LAGS_LAYER_OPTIONS_INIT;
         o.n = n;
@@ -406,7 +401,7 @@ TEST(Reshard, AsylpgMasterCarriesAndWorkersKeepOrStartFresh) {
 
 TEST(Reshard, BadPartsGetTheirStatusAndWriteNothingPast) {
     const uint64_t n = 20;
-    const Spec s = topk(2);
+    const Spec s = gwtest::topk_plain(2);
     Parts parts;
     for (uint32_t r = 0; r < 3; ++r) {
         Worker w(n, s);
@@ -464,7 +459,7 @@ TEST(Reshard, BadPartsGetTheirStatusAndWriteNothingPast) {
     EXPECT_EQ(status(with(1, {magic.data(), magic.size(), 1, 0}), ok), GW_ERR_STATE_MAGIC);
     EXPECT_EQ(status(with(1, {crc.data(), 7, 1, 0}), ok), GW_ERR_STATE_CORRUPT);
     // Other configurations: another codec, another length, another kind.
-    Worker other(n, topk(3));
+    Worker other(n, gwtest::topk_plain(3));
     other.step(1);
     const Blob ob = save(other.h);
     EXPECT_EQ(status(with(1, {ob.data(), ob.size(), 1, 0}), ok), GW_ERR_STATE_MISMATCH);

@@ -89,8 +89,7 @@ Bytes worker_step(gw_worker* w, uint64_t n, unsigned s, float lr) {
 
 TEST(StateVectors, WorkerWithErrorFeedbackAndNoMomentum) {
     const uint64_t n = 24;
-    Spec s(GW_CODEC_TOPK);
-    s.set(GW_PARAM_K, 3).set(GW_PARAM_ZSTD, 0);
+    const Spec s = gwtest::topk_plain(3);
     auto make = [&] {
         gw_worker_options o = GW_WORKER_OPTIONS_INIT;
         o.n = n, o.momentum = GW_MOMENTUM_NONE, o.mu = 0.0f, o.tensor = 3, o.seed = 5;
@@ -206,8 +205,7 @@ TEST(StateVectors, CltkRevisionTwoWithLeaderOverride) {
 
 TEST(StateVectors, LagsLayerWithChangedK) {
     const uint64_t n = 30;
-    Spec s(GW_CODEC_TOPK);
-    s.set(GW_PARAM_K, 4).set(GW_PARAM_ZSTD, 0);
+    const Spec s = gwtest::topk_plain(4);
     auto step = [&](gw_lags_layer* h, unsigned t, float lr) {
         const Vec g = input(n, t);
         return out_of(h, gw_lags_layer_frame_bound, [&](void* f, size_t cap, size_t* wr) {

@@ -189,6 +189,13 @@ class Spec {
 
 inline Spec codec(gw_codec_id id, uint32_t block = 0) { return Spec(id, block); }
 
+// Exact top-k of k entries with no zstd stage (what the state-machine tests compress with).
+inline Spec topk_plain(int64_t k) {
+    Spec s(GW_CODEC_TOPK);
+    s.set(GW_PARAM_K, k).set(GW_PARAM_ZSTD, 0);
+    return s;
+}
+
 // A frame of x drawn from (seed, step, tensor), tagged `tag`.
 inline std::vector<uint8_t> encode_ctx(const gw_codec_spec* spec, const std::vector<float>& x,
                                        uint64_t seed, uint64_t step, uint32_t tensor,
