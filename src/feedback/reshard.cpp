@@ -1,5 +1,6 @@
 #include "feedback/reshard.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -209,14 +210,10 @@ gw_status same_configuration(const Blob* b, size_t count) {
 // state, not by the order the caller lists the parts in.
 void sort_parts(const Blob* b, size_t* order, size_t count) {
     for (size_t i = 0; i < count; ++i) order[i] = i;
-    for (size_t i = 1; i < count; ++i)  // insertion sort: counts are small
-        for (size_t j = i; j > 0; --j) {
-            const Blob &x = b[order[j - 1]], &y = b[order[j]];
-            if (x.rank < y.rank || (x.rank == y.rank && x.offset <= y.offset)) break;
-            const size_t t = order[j];
-            order[j] = order[j - 1];
-            order[j - 1] = t;
-        }
+    // O(count log count) for any count a caller passes, no allocation.
+    std::sort(order, order + count, [b](size_t i, size_t j) {
+        return b[i].rank < b[j].rank || (b[i].rank == b[j].rank && b[i].offset < b[j].offset);
+    });
 }
 
 // The parts in `order` (one rank's, or the server's slices) tile [lo, hi)
