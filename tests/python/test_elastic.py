@@ -145,3 +145,62 @@ def test_dcp_checkpoint_keeps_every_ranks_state(tmp_path):
     assert torch.equal(reshard(states, (3, 2))["momentum"][0], torch.full((3,), 0.5))
     with pytest.raises(ValueError, match="no other.0"):
         dcp_states(str(tmp_path), key="other")
+
+
+def server_mode_states(M, n, codec):
+    """What the hook's server mode keeps for one parameter of n elements on M
+    ranks after two steps: rank i's worker per non-empty slice j, its server of
+    slice i; and what they owe, (1/M) sum of the workers' + the servers'."""
+    import numpy as np
+    import gradwire as gw
+    slices = [gw.shard_range(n, M, j) for j in range(M)]
+    workers = [{j: gw.Worker(len(s), codec, momentum="none") for j, s in enumerate(slices)
+                if len(s)} for _ in range(M)]
+    servers = {j: gw.Server(n, M, codec, expect=codec, offset=s.start, length=len(s))
+               for j, s in enumerate(slices) if len(s)}
+    rng = np.random.default_rng(M * 100 + n)
+    for _ in range(2):
+        for j, server in servers.items():
+            frames = [workers[i][j].step(rng.standard_normal(len(slices[j])).astype(np.float32),
+                                         0.1) for i in range(M)]
+            server.round(frames, 0.1)
+    owed = np.zeros(n)
+    states = []
+    for i in range(M):
+        handles = {("w", 0, j): w.save() for j, w in workers[i].items()}
+        for j, w in workers[i].items():
+            owed[slices[j].start:slices[j].stop] += w.residual() / M
+        if i in servers:
+            handles[("s", 0)] = servers[i].save()
+            owed[slices[i].start:slices[i].stop] += servers[i].residual()
+        states.append({"format": 1, "method": "topk", "mode": "server",
+                       "codec": (codec.name, codec.params), "world": (M, i), "steps": 2,
+                       "lr": 1.0, "handles": handles, "momentum": {}, "policy": None})
+    return states, owed
+
+
+@pytest.mark.parametrize("n", [3, 11])
+def test_server_mode_states_reshard_with_empty_slices(n):
+    """The hook's server-mode handles (slices of gw_shard_range, none for an empty
+    slice, so M > n leaves ranks without a server) re-shard for every M, M' in
+    1..6 and owe what they owed."""
+    import numpy as np
+    import gradwire as gw
+    codec = gw.CodecSpec("topk", k=1)
+    for M in range(1, 7):
+        states, owed = server_mode_states(M, n, codec)
+        for M2 in range(1, 7):
+            slices = [gw.shard_range(n, M2, j) for j in range(M2)]
+            after = np.zeros(n)
+            for r in range(M2):
+                sd = reshard(states, (M2, r))
+                assert sorted(k for k in sd["handles"] if k[0] == "w") == [
+                    ("w", 0, j) for j, s in enumerate(slices) if len(s)]
+                for (kind, _, *j), blob in sd["handles"].items():
+                    s = slices[j[0]] if kind == "w" else slices[r]
+                    h = (gw.Worker(len(s), codec, momentum="none") if kind == "w" else
+                         gw.Server(n, M2, codec, expect=codec, offset=s.start, length=len(s)))
+                    h.load(blob)
+                    after[s.start:s.stop] += h.residual() / (M2 if kind == "w" else 1)
+                assert (("s", 0) in sd["handles"]) == bool(len(slices[r]))
+            np.testing.assert_allclose(after, owed, rtol=1e-6, atol=1e-7, err_msg=f"{M}->{M2}")

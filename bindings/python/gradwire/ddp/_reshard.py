@@ -60,7 +60,7 @@ def reshard(states: Sequence[Dict[str, Any]], world: Tuple[int, int]) -> Dict[st
     keys = sorted({k for sd in old for k in sd["handles"]})
     for k in keys:
         missing = [r for r, sd in enumerate(old) if k not in sd["handles"]]
-        if missing and k[0] != "w":  # a server-mode rank may lack an empty slice
+        if missing and mode != "server":  # in server mode empty slices have no handle
             raise ValueError(f"handle {k} is missing from the states of ranks {missing}")
     handles: Dict[Tuple, bytes] = {}
     pids = sorted({k[1] for k in keys})
@@ -70,22 +70,26 @@ def reshard(states: Sequence[Dict[str, Any]], world: Tuple[int, int]) -> Dict[st
             pieces = [(r, k[2], sd["handles"][k]) for r, sd in enumerate(old)
                       for k in mine if k[0] == "w" and k in sd["handles"]]
             n = sum(_length(b) for r, _, b in pieces if r == 0)
-            offsets = [shard_range(n, M, j).start for _, j, _ in pieces]
-            ranks = [r for r, _, _ in pieces]
-            blobs = [b for _, _, b in pieces]
             for j in range(M2):
                 s = shard_range(n, M2, j)
-                if len(s):
-                    handles[("w", pid, j)] = reshard_blobs(
-                        blobs, ranks, offsets, workers_in=M, workers_out=M2, rank=rank,
-                        offset=s.start, length=len(s))
+                if not len(s):
+                    continue
+                # Only the old slices overlapping the new one (each call checks its parts).
+                near = [(r, shard_range(n, M, i), b) for r, i, b in pieces]
+                near = [(r, o, b) for r, o, b in near if o.start < s.stop and s.start < o.stop]
+                handles[("w", pid, j)] = reshard_blobs(
+                    [b for _, _, b in near], [r for r, _, _ in near],
+                    [o.start for _, o, _ in near], workers_in=M, workers_out=M2, rank=rank,
+                    offset=s.start, length=len(s))
             if ("s", pid) in mine:
                 s = shard_range(n, M2, rank)
-                if len(s):
-                    sb = [sd["handles"][("s", pid)] for sd in old]
+                if len(s):  # old rank i served slice i: only those overlapping this one
+                    sb = [sd["handles"][("s", pid)] for i, sd in enumerate(old)
+                          if ("s", pid) in sd["handles"] and shard_range(n, M, i).start < s.stop
+                          and s.start < shard_range(n, M, i).stop]
                     handles[("s", pid)] = reshard_blobs(
-                        sb, [0] * M, workers_in=M, workers_out=M2, rank=rank, offset=s.start,
-                        length=len(s))
+                        sb, [0] * len(sb), workers_in=M, workers_out=M2, rank=rank,
+                        offset=s.start, length=len(s))
             continue
         for k in mine:  # whole-tensor handles: worker (pid, 0), LAGS layer, CLT-k
             blobs = [sd["handles"][k] for sd in old]
