@@ -10,9 +10,10 @@ ranks' GradwireState.state_dict()s and writes one checkpoint file (atomic,
 checksummed) with the model, the optimizer and the held-back mass; a resumed
 rank loads the list and takes its share (GradwireState.load_state_dict).
 
-    python examples/elastic_ddp.py --processes 4 --checkpoint /tmp/ck --every 20
-    python examples/elastic_ddp.py --processes 4 --checkpoint /tmp/ck --kill-rank 2 --kill-step 50
+    python examples/elastic_ddp.py --processes 4 --checkpoint /tmp/ck --kill-rank 1 --kill-step 130
     python examples/elastic_ddp.py --processes 3 --checkpoint /tmp/ck --resume
+
+(tests/python/test_elastic.py runs these two, with its own directory, and on 5 and 4.)
 """
 import argparse
 import glob
@@ -49,13 +50,13 @@ def latest(directory):
     return None, None, skipped
 
 
-def mass(state, world):
+def mass(state, model, world):
     """What the job owes the model: the sum over ranks of what each holds back,
     over the world size, per parameter (float64)."""
     held = state.held_back()
     out = {}
-    for pid in range(len(state._numel)):
-        k = held.get(pid, torch.zeros(state._numel[pid])).to(torch.float64)
+    for pid, p in enumerate(model.parameters()):
+        k = held.get(pid, torch.zeros(p.numel())).to(torch.float64)
         dist.all_reduce(k)
         out[pid] = k / world
     return out
@@ -89,7 +90,7 @@ def run(rank, world, port, args):
         opt.load_state_dict(ck["optimizer"])
         state.load_state_dict(ck["gradwire"])  # all ranks' states: re-sharded for this world
         start = ck["step"]
-        after = mass(state, world)
+        after = mass(state, model, world)
         if rank == 0:
             for s in skipped:
                 print(f"skipped {s}", flush=True)
@@ -117,7 +118,7 @@ def run(rank, world, port, args):
         if args.checkpoint and (t + 1) % args.every == 0:
             states = [None] * world
             dist.all_gather_object(states, state.state_dict())
-            owed = mass(state, world)
+            owed = mass(state, model, world)
             if rank == 0:
                 save_checkpoint(os.path.join(args.checkpoint, f"step-{t + 1:08d}.ckpt"),
                                 dict(step=t + 1, world=world, model=model.module.state_dict(),
@@ -141,7 +142,7 @@ def main(argv=None):
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--processes", type=int, default=4)
     ap.add_argument("--method", default="topk", choices=sorted(METHODS))
-    ap.add_argument("--steps", type=int, default=300)
+    ap.add_argument("--steps", type=int, default=240)
     ap.add_argument("--global-batch", type=int, default=120,
                     help="samples per step over all processes (divisible by the process count)")
     ap.add_argument("--samples", type=int, default=12000, help="training samples used")
