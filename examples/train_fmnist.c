@@ -134,7 +134,7 @@ static int select_methods(const char *list, int *selected)
     char *tok;
     int m, count = 0;
     if (strlen(list) >= sizeof buf) {
-        fprintf(stderr, "%s: --method list too long\n", util_prog);
+        fprintf(stderr, "%s: --methods list too long\n", util_prog);
         exit(EXIT_USAGE);
     }
     strcpy(buf, list);
@@ -163,8 +163,13 @@ static void print_header(const config *cfg, int train_n, int test_n, int nthread
     const int M = cfg->workers, S = cfg->shards;
     char buf[32], bb[32];
     int t;
+#ifdef GW_DEMO_MPI
+    printf("gradwire %s (SIMD %s): Fashion-MNIST, %d workers, one per MPI rank\n",
+           gw_version_string(), gw_simd_target_name(gw_simd_active_target()), M);
+#else
     printf("gradwire %s (SIMD %s): Fashion-MNIST, %d simulated workers\n", gw_version_string(),
            gw_simd_target_name(gw_simd_active_target()), M);
+#endif
     printf("  data      %s: %d train / %d test samples%s\n", cfg->data_dir, train_n, test_n,
            cfg->quick ? " (--quick subset)" : "");
     printf("  model     MLP %d-%d-%d ReLU, softmax cross-entropy, %d parameters:", MLP_IN,

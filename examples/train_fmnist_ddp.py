@@ -90,10 +90,12 @@ def run(rank, world, port, args, queue):
                 total += loss.item()
             if rank == 0:
                 with torch.no_grad():
-                    acc = (model.module(xte).argmax(1) == yte).float().mean().item()
+                    out = model.module(xte)
+                    acc = (out.argmax(1) == yte).float().mean().item()
+                    test_loss = torch.nn.functional.cross_entropy(out, yte).item()
                 per_step = state.bytes_sent / state.steps if state else 4.0 * numel
                 queue.put(dict(method=method, epoch=epoch + 1, loss=total / steps_per_epoch,
-                               acc=acc, bytes=per_step, full=4.0 * numel,
+                               test_loss=test_loss, lr=opt.param_groups[0]["lr"], acc=acc, bytes=per_step, full=4.0 * numel,
                                secs=time.time() - t0))
         dist.barrier()
     dist.destroy_process_group()
@@ -115,7 +117,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--processes", type=int, default=4, help="DDP processes (workers)")
-    ap.add_argument("--methods", default="ddp,allreduce,ef,topk,lags,cltk",
+    ap.add_argument("--methods", "--method", default="ddp,allreduce,ef,topk,lags,cltk",
                     help=f"comma-separated, of ddp (no hook),{','.join(METHODS)}")
     ap.add_argument("--model", choices=("mlp", "cnn"), default="mlp")
     ap.add_argument("--optimizer", choices=("sgd", "adam"), default="sgd",
@@ -132,6 +134,9 @@ def main(argv=None):
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--quick", action="store_true", help="6000 training samples, 1 epoch")
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
+    ap.add_argument("--csv", default="",
+                    help="per-epoch results as CSV, the C demo's columns (scripts/plot_demo.py "
+                         "plots them)")
     args = ap.parse_args(argv)
     args.methods = args.methods.split(",")
     if args.lr is None:
@@ -154,6 +159,9 @@ def main(argv=None):
     procs = mp.start_processes(run, args=(args.processes, free_port(), args, queue),
                                nprocs=args.processes, join=False, start_method="spawn")
     final = {}
+    csv = open(args.csv, "w") if args.csv else None
+    if csv:
+        csv.write("method,epoch,lr,train_loss,test_loss,test_acc,bytes_per_step,diag_name,diag\n")
     expected = len(args.methods) * args.epochs
     got = 0
     while got < expected:
@@ -164,6 +172,10 @@ def main(argv=None):
             print(f"{r['method']:10} {r['epoch']:5d} {r['loss']:8.4f} {100 * r['acc']:8.2f}% "
                   f"{r['bytes']:11.0f} {r['full'] / r['bytes']:7.1f}x {r['secs']:6.1f}s",
                   flush=True)
+            if csv:
+                csv.write(f"{r['method']},{r['epoch']},{r['lr']:.6f},{r['loss']:.6f},"
+                          f"{r['test_loss']:.6f},{100 * r['acc']:.4f},{r['bytes']:.0f},,0\n")
+                csv.flush()
         elif not any(p.is_alive() for p in procs.processes):
             break
         else:

@@ -35,3 +35,6 @@ echo "== zstd index stream: bits per index against the entropy of the gaps (top-
 echo
 echo "== PyTorch / numpy peers, same machine, same run"
 PYTHONPATH=$PWD/build-bench/bindings/python "$GW_VENV/bin/python" bench/peers.py --n "$peer_n"
+echo
+"$GW_VENV/bin/python" scripts/plot_bench.py build-bench/bench.json build-bench/performance.png &&
+    echo "plot: build-bench/performance.png (docs/performance.png is this plot of the run it describes)"

@@ -10,21 +10,12 @@
 #   bash scripts/bench_ddp.sh --links unshaped,1gbit --methods ddp,fp16_hook,gw:ef,gw:fp16
 #   bash scripts/bench_ddp.sh --csv docs/ddp_e2e.csv --png docs/ddp_e2e.png
 # With PYTHONPATH set, that gradwire package is used and nothing is built;
-# otherwise the bindings are built into build/ like scripts/demo.sh does.
+# otherwise the Python package is built into build/ like scripts/demo.sh does.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 if [ -z "${PYTHONPATH:-}" ]; then
-    ensure_packages "${BASE_PACKAGES[@]}" swig
-    ensure_venv
-    log=$(mktemp)
-    build build -Dwerror=true -Dpython=enabled -Dpython_exe="$GW_VENV/bin/python" >"$log" 2>&1 ||
-        { cat "$log"; rm -f "$log"; exit 1; }
-    rm -f "$log"
-    export PYTHONPATH=$PWD/build/bindings/python
+    build_python_package
 else
     ensure_venv
 fi
 command -v tc >/dev/null || ensure_packages iproute2
-"$GW_VENV/bin/python" -c "import matplotlib" 2>/dev/null ||
-    "$GW_VENV/bin/python" -m pip install -q --disable-pip-version-check matplotlib ||
-    echo "no matplotlib: the plot is skipped"
 exec "$GW_VENV/bin/python" bench/ddp_e2e.py "$@"

@@ -37,7 +37,7 @@ def main():
             runs[(r["model"], r["method"], r["lr"], r["mu"])].append(
                 (int(r["bits"]), float(r["loss"])))
     models = sorted({k[0] for k in runs}, key=lambda m: m != "logistic")
-    fig, axes = plt.subplots(1, len(models), figsize=(6.5 * len(models), 4.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(models), figsize=(6.5 * len(models), 6.4), squeeze=False)
     for ax, model in zip(axes[0], models):
         best = {}
         for (mo, method, lr, mu), pts in runs.items():
@@ -49,17 +49,23 @@ def main():
         for method, (hit, lr, pts) in best.items():
             ax.plot([b / 1e6 for b, _ in pts], [l for _, l in pts], color=COLORS.get(method),
                     label=f"{method} (lr {lr})", linewidth=1.6)
-        for (mo, method, lr, mu), pts in runs.items():
-            if mo == model and mu:
-                ax.plot([b / 1e6 for b, _ in pts], [l for _, l in pts], ":", color="tab:purple",
-                        alpha=0.5, linewidth=1)
+        # The mu sweep: one shade per mu, darker for larger mu, each labelled.
+        sweep = sorted(((float(mu), lr, pts) for (mo, method, lr, mu), pts in runs.items()
+                        if mo == model and mu), key=lambda t: (t[0], float(t[1])))
+        shades = plt.get_cmap("Purples")
+        for i, (mu, lr, pts) in enumerate(sweep):
+            ax.plot([b / 1e6 for b, _ in pts], [l for _, l in pts], ":",
+                    color=shades(0.35 + 0.6 * i / max(1, len(sweep) - 1)), linewidth=1.3,
+                    label=f"AsyLPG mu {mu:g} (lr {lr})")
         ax.axhline(thr[model], color="gray", linestyle="--", linewidth=0.8)
         ax.set_xscale("log")
         ax.set_xlabel("Mbit sent (frames as written, both directions)")
         ax.set_ylabel("training loss")
         ax.set_title(f"{model}: loss against bits (dotted: AsyLPG, mu sweep)")
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=8)
+        # Below the axes, not over the curves.
+        ax.legend(fontsize=8, loc="upper center", bbox_to_anchor=(0.5, -0.14), ncol=2,
+                  frameon=False)
     fig.tight_layout()
     fig.savefig(args.png, dpi=110)
 

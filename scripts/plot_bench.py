@@ -44,8 +44,14 @@ def main():
         op, n = name.rsplit("/", 1)
         t = b["real_time"] * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[b["time_unit"]]
         series[op][int(n)] = t / int(n)
-    fig, axes = plt.subplots(1, len(GROUPS), figsize=(5.5 * len(GROUPS), 4.8), squeeze=False)
-    for ax, (title, ops) in zip(axes[0], GROUPS):
+    # Two panels a row, each legend in its own column beside its panel (never
+    # over the curves), at a size that reads at the docs' width.
+    plt.rcParams.update({"font.size": 12, "axes.titlesize": 14})
+    rows = (len(GROUPS) + 1) // 2
+    fig, axes = plt.subplots(rows, 2, figsize=(20, 6.2 * rows), squeeze=False)
+    for ax in axes.flat[len(GROUPS):]:
+        ax.set_visible(False)
+    for ax, (title, ops) in zip(axes.flat, GROUPS):
         for base, style in zip(BASES, [":", "-.", "--"]):
             if base in series:
                 ns = sorted(series[base])
@@ -61,7 +67,7 @@ def main():
         ax.set_ylabel("ns per element")
         ax.set_title(title)
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
+        ax.legend(fontsize=10, loc="upper left", bbox_to_anchor=(1.01, 1.0), frameon=False)
     fig.tight_layout()
     fig.savefig(sys.argv[2], dpi=110)
 

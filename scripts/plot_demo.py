@@ -19,13 +19,15 @@ import matplotlib
 
 matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
+from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 LABELS = {"sgdm": "full-precision SGD, Nesterov momentum",
           "ef": "dist-EF-blockSGDM (1-bit, two-way)",
           "topk": "top-k 1%, two-way",
           "slgs": "SLGS: top-k 0.1% over the model",
           "cltk": "ScaleCom CLT-k 1%",
-          "lags": "LAGS-SGD 0.1% per layer"}
+          "lags": "LAGS-SGD 0.1% per layer",
+          "ddp": "plain DDP (no hook)"}
 
 
 def read_runs(path):
@@ -58,6 +60,7 @@ def main():
     ap.add_argument("--note", default="")
     ap.add_argument("--also", nargs=2, action="append", default=[], metavar=("CSV", "LABEL"))
     ap.add_argument("--label", nargs=2, action="append", default=[], metavar=("METHOD", "TEXT"))
+    ap.add_argument("--title", default="Fashion-MNIST, MLP 784-256-10, 4 workers")
     args = ap.parse_args()
     labels = dict(LABELS, **dict(args.label))
 
@@ -72,16 +75,18 @@ def main():
         for method, rows in read_runs(path).items():
             if method != "sgdm":
                 plot(acc_ax, loss_ax, diag_ax, rows, label, "--")
-    title = "Fashion-MNIST, MLP 784-256-10, 4 workers"
+    title = args.title
     if args.note:
         title += f", {args.note}"
-    if "sgdm" in runs and set(runs) == {"sgdm", "ef"}:
-        ratio = float(runs["sgdm"][-1]["bytes_per_step"]) / float(runs["ef"][-1]["bytes_per_step"])
-        gap = float(runs["sgdm"][-1]["test_acc"]) - float(runs["ef"][-1]["test_acc"])
+    base_name = "sgdm" if "sgdm" in runs else "ddp"
+    if base_name in runs and set(runs) == {base_name, "ef"}:
+        ratio = float(runs[base_name][-1]["bytes_per_step"]) / float(runs["ef"][-1]["bytes_per_step"])
+        gap = float(runs[base_name][-1]["test_acc"]) - float(runs["ef"][-1]["test_acc"])
         title += f"\n{ratio:.1f}x fewer bytes, final accuracy gap {gap:.2f} points"
-    elif "sgdm" in runs and len(runs) > 1:
-        base = float(runs["sgdm"][-1]["test_acc"])
-        gaps = [f"{m} {base - float(r[-1]['test_acc']):.2f}" for m, r in runs.items() if m != "sgdm"]
+    elif base_name in runs and len(runs) > 1:
+        base = float(runs[base_name][-1]["test_acc"])
+        gaps = [f"{m} {base - float(r[-1]['test_acc']):.2f}" for m, r in runs.items()
+                if m != base_name]
         title += "\nfinal accuracy gap to full precision (points): " + ", ".join(gaps)
     fig.suptitle(title)
     acc_ax.set(xlabel="epoch", ylabel="test accuracy (%)")
@@ -91,6 +96,7 @@ def main():
         diag_ax.legend(fontsize=8)
     for ax in axes:
         ax.grid(alpha=0.3)
+        ax.xaxis.set_major_locator(MaxNLocator(integer=True))
     handles, names = acc_ax.get_legend_handles_labels()
     fig.legend(handles, names, loc="lower center", ncol=1, fontsize=8, frameon=False)
     fig.tight_layout(rect=(0, 0.06 + 0.035 * len(names), 1, 1))

@@ -8,7 +8,7 @@
 #   4. libFuzzer: each fuzz target for FUZZ_SECONDS (default 60) from its corpus
 # Ends with one line "N passed, N failed" (gtest cases counted one by one).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
-ensure_packages "${BASE_PACKAGES[@]}" clang libfuzzer-14-dev libclang-rt-14-dev binutils python3 iproute2 \
+ensure_packages "${BASE_PACKAGES[@]}" clang libfuzzer-14-dev libclang-rt-14-dev binutils python3 iproute2 python3-matplotlib \
     openmpi-bin libopenmpi-dev swig openjdk-17-jdk-headless maven
 ensure_venv
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}

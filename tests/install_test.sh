@@ -34,6 +34,9 @@ cc -std=c99 -pedantic-errors -Wall -Wextra -Werror $(pkg-config --cflags gradwir
    "$src/tests/c99_api.c" -o "$root/c99_api" $(pkg-config --libs gradwire)
 so=$(find "$root" -name 'libgradwire.so.*' -type f | head -n1)
 LD_LIBRARY_PATH=$(dirname "$so") "$root/c99_api"
+# The README's build line, word for word, on the same program.
+cp "$src/tests/c99_api.c" "$root/app.c"
+(cd "$root" && cc app.c $(pkg-config --cflags --libs gradwire) && LD_LIBRARY_PATH=$(dirname "$so") ./a.out >/dev/null)
 # The static archive: everything it needs must come from pkg-config --static.
 cc -std=c99 -pedantic-errors -Wall -Wextra -Werror $(pkg-config --cflags gradwire) \
    "$src/tests/c99_api.c" -o "$root/c99_api_static" \

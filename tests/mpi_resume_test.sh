@@ -34,7 +34,7 @@ common=(--quick --epochs 2 --threads 1)
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 
-set +e; "$local_exe" --quick --method sgdm >/dev/null 2>"$work/err"; rc=$?; set -e
+set +e; "$local_exe" --quick --methods sgdm >/dev/null 2>"$work/err"; rc=$?; set -e
 [ "$rc" -eq 77 ] && { echo "skipped: $(cat "$work/err")"; exit 77; }
 
 fail() { echo "FAIL: $*"; exit 1; }
@@ -58,13 +58,13 @@ check_mass() {
 for meth in ef topk; do
     ck="$work/ck-$meth"
     echo "== $meth"
-    ref=$(mpi 4 --method "$meth" 2>/dev/null | row "$meth")
+    ref=$(mpi 4 --methods "$meth" 2>/dev/null | row "$meth")
     [ -n "$ref" ] || fail "the uninterrupted 4-rank run did not finish"
     echo "  uninterrupted, 4 ranks:       accuracy ${ref% *}%  crc32c ${ref#* }"
 
     # (a) rank 1 dies mid-step S
     set +e
-    GW_DEMO_KILL_AT_STEP=$S GW_DEMO_KILL_RANK=1 mpi 4 --method "$meth" --checkpoint "$ck" \
+    GW_DEMO_KILL_AT_STEP=$S GW_DEMO_KILL_RANK=1 mpi 4 --methods "$meth" --checkpoint "$ck" \
         --checkpoint-every "$K" >"$work/killed.out" 2>"$work/killed.err"
     killed=$?
     set -e
@@ -77,7 +77,7 @@ for meth in ef topk; do
     echo "  4 ranks, rank 1 killed in step $S (exit $killed); last checkpoint: step $got_step"
 
     # (d) the same 4 ranks: bit for bit
-    mpi 4 --method "$meth" --resume "$ck" >"$work/$meth-r4.out" 2>/dev/null || fail "the 4-rank resume failed"
+    mpi 4 --methods "$meth" --resume "$ck" >"$work/$meth-r4.out" 2>/dev/null || fail "the 4-rank resume failed"
     got=$(row "$meth" <"$work/$meth-r4.out")
     echo "  resumed on 4 ranks:           accuracy ${got% *}%  crc32c ${got#* }"
     check_mass "$work/$meth-r4.out"
@@ -85,7 +85,7 @@ for meth in ef topk; do
 
     # (b) 3 and 5 ranks
     for np in 3 5; do
-        mpi "$np" --method "$meth" --resume "$ck" >"$work/$meth-r$np.out" 2>/dev/null ||
+        mpi "$np" --methods "$meth" --resume "$ck" >"$work/$meth-r$np.out" 2>/dev/null ||
             fail "the $np-rank resume failed"
         got=$(row "$meth" <"$work/$meth-r$np.out")
         [ -n "$got" ] || fail "the $np-rank resume did not finish"
@@ -97,7 +97,7 @@ for meth in ef topk; do
                 fail "$np ranks: accuracy ${got% *}% is more than $ACC_TOL points from ${ref% *}%"
         fi
     done
-    one=$("$local_exe" --workers 3 "${common[@]}" --method "$meth" --resume "$ck" 2>/dev/null | row "$meth")
+    one=$("$local_exe" --workers 3 "${common[@]}" --methods "$meth" --resume "$ck" 2>/dev/null | row "$meth")
     [ "$one" = "$(row "$meth" <"$work/$meth-r3.out")" ] ||
         fail "3 workers in one process: $one, over 3 ranks: $(row "$meth" <"$work/$meth-r3.out")"
 done
@@ -108,7 +108,7 @@ bytes=$(stat -c %s "$ck/rank-2-of-4.ckpt")
 cp "$ck/rank-2-of-4.ckpt" "$work/whole"
 truncate -s $((bytes / 2)) "$ck/rank-2-of-4.ckpt"
 set +e
-mpi 3 --method ef --resume "$ck" >"$work/cut.out" 2>"$work/cut.err"
+mpi 3 --methods ef --resume "$ck" >"$work/cut.out" 2>"$work/cut.err"
 cut=$?
 set -e
 [ "$cut" -ne 0 ] || fail "a truncated checkpoint was loaded"
@@ -121,7 +121,7 @@ grep -- '--resume:' "$work/cut.err" | sed 's/^/    /'
 # ... and a rank that died between its two renames: the file only as .prev
 mv "$work/whole" "$ck/rank-2-of-4.ckpt.prev"
 rm "$ck/rank-2-of-4.ckpt"
-got=$(mpi 3 --method ef --resume "$ck" 2>/dev/null | row ef)
+got=$(mpi 3 --methods ef --resume "$ck" 2>/dev/null | row ef)
 [ "$got" = "$(row ef <"$work/ef-r3.out")" ] || fail "the .prev file was not taken: $got"
 echo "  the same file only as .prev (a rank died between the renames): taken, crc32c ${got#* }"
 echo "checkpoints survive a killed rank; resumed on 3, 4 and 5 ranks"

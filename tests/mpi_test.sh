@@ -8,7 +8,7 @@ local_exe=$1 mpi_exe=$2
 source "$(dirname "${BASH_SOURCE[0]}")/mpi_common.sh"
 rows() { grep -E '^  (sgdm|ef|topk) +[0-9]' | awk '{print $1, $2, $4, $NF}'; }
 for M in 2 4; do
-    args=(--quick --method sgdm,ef,topk --workers "$M" --threads 1)
+    args=(--quick --methods sgdm,ef,topk --workers "$M" --threads 1)
     want=$("$local_exe" "${args[@]}" 2>/dev/null | rows)
     got=$(mpirun "${mpirun_args[@]}" -np "$M" "$mpi_exe" "${args[@]}" 2>/dev/null | rows)
     echo "M=$M single process:"; echo "$want" | sed 's/^/  /'

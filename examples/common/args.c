@@ -24,7 +24,7 @@ static void usage(FILE *out)
             "                   tensor  one block per slice frame (block_size 0)\n"
             "                   N       N elements per block in every tensor\n"
             "                   (biases: one block per slice unless N is given)\n"
-            "  --method LIST    comma-separated, of: %s; or all (default all)\n"
+            "  --methods LIST   comma-separated, of: %s; or all (default all)\n"
             "  --seed S         init and data order (default 1)\n"
             "  --threads T      compute threads (default min(workers, CPUs))\n"
             "  --data DIR       idx files (default " IDX_DEFAULT_DIR ")\n"
@@ -178,7 +178,7 @@ void parse_args(int argc, char **argv, config *cfg, const char *method_names)
             NEED_VAL();
             if (parse_double(val, &cfg->mu) || !(cfg->mu >= 0.0 && cfg->mu < 1.0))
                 bad_arg(opt, val);
-        } else if (!strcmp(opt, "--method")) {
+        } else if (!strcmp(opt, "--methods") || !strcmp(opt, "--method")) { /* --method: old name */
             NEED_VAL();
             cfg->methods = val;
         } else if (!strcmp(opt, "--checkpoint")) {
