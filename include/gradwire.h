@@ -31,7 +31,7 @@ extern "C" {
 /* One source of truth for the version: meson.build reads these three lines.
  * Before 1.0 every minor version may change the ABI and has its own soname. */
 #define GW_VERSION_MAJOR 0
-#define GW_VERSION_MINOR 2
+#define GW_VERSION_MINOR 3
 #define GW_VERSION_PATCH 0
 #define GW_VERSION_NUMBER (GW_VERSION_MAJOR * 10000 + GW_VERSION_MINOR * 100 + GW_VERSION_PATCH)
 

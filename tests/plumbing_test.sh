@@ -40,5 +40,15 @@ done < <(sed -nE 's/^GW_HANDLE\(([^)]*)\).*/\1/p' "$root/c_api/handles.def" | tr
 for class in $(sed -nE 's/^GWB_HANDLE_CLASS\(([A-Za-z]+)\).*/\1/p' "$root/bindings/gradwire.i"); do
     grep -qE "HANDLE\($class, " "$root/bindings/gwb.hpp" || say "gradwire.i: $class is no gwb handle"
 done
+# One version everywhere it is written, and the changelog's newest entry for it.
+ver=$(sed -nE "s/^  version: '([0-9.]+)',/\1/p" "$root/meson.build")
+hdr=$(awk '/#define GW_VERSION_(MAJOR|MINOR|PATCH) /{printf "%s%s", sep, $3; sep="."}' "$root/include/gradwire.h")
+py=$(sed -nE 's/^version = "([0-9.]+)"/\1/p' "$root/pyproject.toml")
+mvn=$(sed -nE '0,/<version>/s|^  <version>([0-9.]+)</version>|\1|p' "$root/bindings/java/pom.xml")
+log=$(sed -nE '0,/^## [0-9]/s/^## ([0-9.]+) .*/\1/p' "$root/CHANGELOG.md")
+for v in "gradwire.h $hdr" "pyproject.toml $py" "bindings/java/pom.xml $mvn" "CHANGELOG.md $log"; do
+    [ "${v#* }" = "$ver" ] || say "${v% *} says version ${v#* }, meson.build $ver"
+done
 [ "$bad" = 0 ] || exit 1
+echo "version $ver in meson.build, gradwire.h, pyproject.toml, pom.xml and CHANGELOG.md"
 echo "plumbing: $n state machines agree across handles.def, gwb.hpp, gradwire.i and the Python layer; $(echo "$declared" | wc -l) declared calls exported"

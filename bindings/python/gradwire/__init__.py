@@ -36,27 +36,80 @@ __all__ = [
     "FrameInfo", "Worker", "Server", "Cltk", "LagsLayer", "Fusion", "AsylpgMaster", "AsylpgWorker",
     "AsylpgVariant", "encode", "decode",
     "decode_accumulate", "decode_accumulate_many", "inspect", "frame_size", "tag", "shard_range", "codecs",
-    "reshard",
+    "reshard", "DEFAULT_MAX_ELEMENTS", "bundle_frames", "compression_ratio", "contraction", "crc32c",
+    "gather", "index_frame_indices", "index_overlap", "randk_indices", "scaled_sign_phi", "scatter_add",
 ]
 
 
-def _enum(name: str, prefix: str, strip: str = "") -> Any:
-    members = {k[len(strip or prefix):]: getattr(_n, k) for k in dir(_n) if k.startswith(prefix)}
-    return enum.IntEnum(name, members, module=__name__)
+def __dir__():
+    # The public names, not the imports and helpers the module uses (np, Any,
+    # bytes_in, ...), which stay reachable for the package's own modules.
+    subs = [m for m in ("ddp", "fsdp", "cli") if m in globals()]
+    dunders = [k for k in globals() if k.startswith("__") and k.endswith("__")]
+    return sorted(__all__ + subs + dunders)
+
+
+def _error(e: Any, message: str) -> Any:
+    """e (GradwireError or a SWIG OverflowError) again, with a message saying
+    which argument was wrong; GradwireError keeps .status, .name and the C call."""
+    if not isinstance(e, GradwireError):
+        return type(e)(message)
+    new = GradwireError(f"{str(e).split(': ', 1)[0]}: {message}")
+    new.status, new.name = e.status, e.name
+    return new
+
+
+def _explain(e: Any, what: str, rules: Sequence[Any]) -> None:
+    """Raise e with the first broken rule's message, or e itself when none is."""
+    for broken, message in rules:
+        if broken:
+            raise _error(e, f"{what}: {message}") from None
+    raise e
+
+
+def _in(name: str, value: Any, lo: Any, hi: Any, hi_open: bool = False) -> Any:
+    """(broken, message) for `lo <= value <= hi` (`< hi` with hi_open)."""
+    ok = lo <= value < hi if hi_open else lo <= value <= hi
+    return (not ok, f"{name}={value!r} is out of range: {name} must be in "
+                    f"[{lo}, {hi}{')' if hi_open else ']'}")
+
+
+_MAX_ELEMENTS = 1 << 40  # GW_MAX_ELEMENTS
+
+
+def _enum(name: str, prefix: str, doc: str) -> Any:
+    members = {k[len(prefix):]: getattr(_n, k) for k in dir(_n) if k.startswith(prefix)}
+    e = enum.IntEnum(name, members, module=__name__)
+    e.__doc__ = doc
+    return e
 
 
 Status = enum.IntEnum("Status", {k[3:]: getattr(_n, k) for k in dir(_n)
                                  if k == "GW_OK" or k.startswith("GW_ERR_")}, module=__name__)
-DType = _enum("DType", "GW_DTYPE_")
-Param = _enum("Param", "GW_PARAM_")
-Momentum = _enum("Momentum", "GW_MOMENTUM_")
-Simd = _enum("Simd", "GW_SIMD_")
-AsylpgVariant = _enum("AsylpgVariant", "GW_ASYLPG_")
+Status.__doc__ = "gw_status codes: GradwireError.status is one of them (OK = 0)."
+DType = _enum("DType", "GW_DTYPE_", "Element types of gradients and frame values (gw_dtype).")
+Param = _enum("Param", "GW_PARAM_", "Codec parameters by C id (gw_param); CodecSpec takes their "
+              "lower-case names.")
+Momentum = _enum("Momentum", "GW_MOMENTUM_", "A Worker's momentum rule: none, nesterov, signum.")
+Simd = _enum("Simd", "GW_SIMD_", "Instruction sets the kernels dispatch to (gw_simd_target).")
+AsylpgVariant = _enum("AsylpgVariant", "GW_ASYLPG_", "AsylpgMaster's variant: plain (AsyLPG, "
+                      "Sparse-AsyLPG) or acc (Acc-AsyLPG).")
 # Codecs are read from the library, so a codec added there needs no change here.
 Codec = enum.IntEnum("Codec", {_n.codec_name(c).upper(): c for c in _n.codec_list()},
                      module=__name__)
+Codec.__doc__ = "The library's codecs by id (gw_codec_id); codecs() has them by name."
 
 FrameInfo = _n.FrameInfo
+FrameInfo.__doc__ = ("What inspect() reads from a valid frame: codec, count (elements), tag, "
+                     "frame_size, payload_size, flags, format_version.")
+for _field, _doc in dict(
+        codec="The codec's id (Codec).", count="Elements the frame holds.",
+        tag="The frame's tag, GW_TAG(tensor, step).", frame_size="Bytes of the whole frame.",
+        payload_size="Bytes of its payload.", flags="The GW_FRAME_FLAG_* bits.",
+        format_version="The wire format's version.").items():
+    _p = FrameInfo.__dict__[_field]
+    setattr(FrameInfo, _field, property(_p.fget, _p.fset, doc=_doc))
+del _field, _doc, _p
 FrameInfo.__repr__ = lambda s: (
     f"FrameInfo(codec={_n.codec_name(s.codec)!r}, count={s.count}, tag={s.tag:#x}, "
     f"frame_size={s.frame_size}, payload_size={s.payload_size}, flags={s.flags}, "
@@ -70,7 +123,14 @@ def codecs() -> Dict[str, int]:
 
 def _codec_id(codec: Union[str, int]) -> int:
     if isinstance(codec, str):
-        return _n.codec_from_name(codec)
+        try:
+            return _n.codec_from_name(codec)
+        except GradwireError as e:
+            names = list(codecs())
+            near = [c for c in names if c == codec.strip().lower()]
+            hint = f" (did you mean {near[0]!r}?)" if near else ""
+            raise _error(e, f"no codec named {codec!r}{hint}; the codecs: "
+                         f"{', '.join(names)}") from None
     return int(codec)
 
 
@@ -79,7 +139,8 @@ def _param_id(name: Union[str, int]) -> int:
         try:
             return int(Param[name.upper()])
         except KeyError:
-            raise ValueError(f"unknown codec parameter {name!r}") from None
+            known = ", ".join(p.name.lower() for p in sorted(Param))
+            raise ValueError(f"unknown codec parameter {name!r}; the parameters: {known}") from None
     return int(name)
 
 
@@ -98,7 +159,12 @@ class CodecSpec(_n.CodecSpec):
         if isinstance(codec, _n.CodecSpec):
             super().__init__(codec)
         else:
-            super().__init__(_codec_id(codec))
+            cid = _codec_id(codec)
+            try:
+                super().__init__(cid)
+            except GradwireError as e:
+                raise _error(e, f"CodecSpec: {codec!r} is not a codec id; the codecs: " + ", ".join(
+                    f"{k}={v}" for k, v in codecs().items())) from None
         for k, v in params.items():
             self[k] = v
 
@@ -110,6 +176,7 @@ class CodecSpec(_n.CodecSpec):
 
     @property
     def name(self) -> str:
+        """The codec's name ("topk")."""
         return _n.codec_name(self.codec())
 
     def __setitem__(self, param: Union[str, int], value: Any) -> None:
@@ -120,14 +187,38 @@ class CodecSpec(_n.CodecSpec):
         # int() would turn "3" into 3 and 1.5 into 1 without a word: refuse both.
         if isinstance(value, bool) or not isinstance(value, numbers.Real):
             raise TypeError(f"codec parameter {name!r}: expected a number, got {value!r}")
+        try:
+            if p in _FLOAT_PARAMS:
+                self.set_f32(p, float(value))
+                return
+            if not isinstance(value, numbers.Integral):
+                raise TypeError(f"codec parameter {name!r}: expected an integer, got {value!r}")
+            self.set(p, int(value))
+        except (GradwireError, OverflowError) as e:
+            raise _error(e, self._param_error(p, name, value, e)) from None
+
+    def _param_error(self, p: int, name: str, value: Any, e: Any) -> str:
+        """Why the library refused name=value: the codec does not take it, or its range."""
+        codec = self.name
+        taken = list(_n.codec_params(self.codec()))
+        head = f"CodecSpec({codec!r}): "
+        if p not in taken:
+            return (head + f"{codec} takes no parameter {name!r}; its parameters: "
+                    + (", ".join(_n.param_name(q) for q in taken) or "none"))
         if p in _FLOAT_PARAMS:
-            self.set_f32(p, float(value))
-            return
-        if not isinstance(value, numbers.Integral):
-            raise TypeError(f"codec parameter {name!r}: expected an integer, got {value!r}")
-        self.set(p, int(value))
+            return head + f"{name}={value!r} is out of range: {name} must be finite and >= 0"
+        b = _n.codec_param_bounds(self.codec(), p)
+        if b.min <= value <= b.max:
+            return head + f"{name}={value!r} refused ({e})"
+        kinds = ""
+        if p == _n.GW_PARAM_VALUE_DTYPE:
+            kinds = " (" + ", ".join(f"{d.name.lower()}={int(d)}" for d in sorted(DType)
+                                     if b.min <= d <= b.max) + ")"
+        return (head + f"{name}={value!r} is out of range: {name} takes integers in "
+                f"[{b.min}, {b.max}]{kinds}, default {b.default_value}")
 
     def __getitem__(self, param: Union[str, int]) -> Union[int, float]:
+        """The value of a parameter, by name or Param: spec["k"]."""
         p = _param_id(param)
         return self.get_f32(p) if p in _FLOAT_PARAMS else self.get(p)
 
@@ -244,6 +335,8 @@ def shard_range(total: int, parts: int, index: int) -> range:
 
 
 def scaled_sign_phi(x: Any, block_size: int = 0) -> float:
+    """scaled_sign's contraction diagnostic: min over blocks of ||x_b||_1^2 / (d_b ||x_b||_2^2),
+    blocks of block_size (0: the codec's default); all-zero blocks count as 1."""
     return _n.scaled_sign_phi(f32_in(x, "x"), block_size)
 
 
@@ -254,10 +347,12 @@ def contraction(codec: Union[str, CodecSpec], x: Any, *, seed: int = 0, step: in
 
 
 def compression_ratio(frame: Any) -> float:
+    """4 * count / frame bytes of a valid frame: float32 size over frame size."""
     return _n.frame_compression_ratio(bytes_in(frame, "frame"))
 
 
 def crc32c(data: Any) -> int:
+    """CRC-32C (Castagnoli) of a bytes-like object, as frames and checkpoints use."""
     return _n.crc32c(bytes_in(data, "data"))
 
 
@@ -288,6 +383,7 @@ def reshard(blobs: Sequence[Any], ranks: Sequence[int], offsets: Optional[Sequen
 
 
 def gather(x: Any, idx: Any) -> np.ndarray:
+    """x[idx] as a new float32 array (idx: uint32 positions)."""
     idx = u32_in(idx, "idx")
     out = np.empty(idx.size, np.float32)
     _n.gather(f32_in(x, "x"), idx, out)
@@ -295,11 +391,13 @@ def gather(x: Any, idx: Any) -> np.ndarray:
 
 
 def scatter_add(values: Any, idx: Any, acc: Any, alpha: float = 1.0) -> None:
+    """acc[idx] += alpha * values, in place (acc: float32 array or tensor)."""
     _n.scatter_add(f32_in(values, "values"), u32_in(idx, "idx"), alpha,
                    _writable_f32(acc, "acc"))
 
 
 def index_frame_indices(frame: Any) -> np.ndarray:
+    """The positions an index frame (codec "index", CLT-k's leader) holds, as uint32."""
     frame = bytes_in(frame, "frame")
     idx = np.empty(_n.index_frame_count(frame), np.uint32)
     _n.index_frame_indices(frame, idx)
@@ -307,6 +405,8 @@ def index_frame_indices(frame: Any) -> np.ndarray:
 
 
 def index_overlap(a: Any, b: Any) -> float:
+    """|a & b| / max(|a|, |b|) of two increasing uint32 index sets (1 when both are empty):
+    CLT-k's overlap with the true top-k."""
     return _n.index_overlap(u32_in(a, "a"), u32_in(b, "b"))
 
 
@@ -369,8 +469,19 @@ def _restore(cls, args, blob):
     return h
 
 
+def _member(kind: Any, what: str, value: Union[str, int]) -> int:
+    """The enum value `value` names ("nesterov"), or ValueError listing the names."""
+    if not isinstance(value, str):
+        return int(value)
+    try:
+        return int(kind[value.upper()])
+    except KeyError:
+        names = ", ".join(repr(m.name.lower()) for m in sorted(kind))
+        raise ValueError(f"{what}={value!r}: not one of {names}") from None
+
+
 def _momentum(m: Union[str, int]) -> int:
-    return int(Momentum[m.upper()]) if isinstance(m, str) else int(m)
+    return _member(Momentum, "momentum", m)
 
 
 class Worker(_Handle, _n.Worker):
@@ -382,7 +493,11 @@ class Worker(_Handle, _n.Worker):
         spec = _spec(codec)
         self._args = dict(n=n, codec=spec, momentum=momentum, mu=mu,
                           error_feedback=error_feedback, tensor=tensor, seed=seed)
-        _n.Worker.__init__(self, n, spec, _momentum(momentum), mu, error_feedback, tensor, seed)
+        mom = _momentum(momentum)
+        try:
+            _n.Worker.__init__(self, n, spec, mom, mu, error_feedback, tensor, seed)
+        except (GradwireError, OverflowError) as e:
+            _explain(e, "Worker", [_in("n", n, 1, _MAX_ELEMENTS), _in("mu", mu, 0.0, 1.0, True)])
 
     def step(self, grad: Any, lr: float = 1.0, *, dtype: Any = None,
              out: Any = None) -> Union[bytes, int]:
@@ -391,9 +506,11 @@ class Worker(_Handle, _n.Worker):
         return self._frame(_n.Worker.step, _n.Worker.step_into, buf, dt, lr, out=out)
 
     def residual(self, out: Any = None) -> np.ndarray:
+        """The error-feedback residual e (float32, n; a new array or `out`)."""
         return self._vector(_n.Worker.residual, out=out)
 
     def momentum(self, out: Any = None) -> np.ndarray:
+        """The momentum buffer (float32, n; a new array or `out`)."""
         return self._vector(_n.Worker.momentum, out=out)
 
 
@@ -409,14 +526,26 @@ class Server(_Handle, _n.Server):
         self._args = dict(total=total, num_workers=num_workers, broadcast=b, expect=e,
                           offset=offset, length=length, error_feedback=error_feedback,
                           tensor=tensor, check_tag=check_tag)
-        _n.Server.__init__(self, total, num_workers, b, e, offset,
-                           (1 << 64) - 1 if length is None else length, error_feedback, tensor,
-                           check_tag)
+        try:
+            _n.Server.__init__(self, total, num_workers, b, e, offset,
+                               (1 << 64) - 1 if length is None else length, error_feedback, tensor,
+                               check_tag)
+        except (GradwireError, OverflowError) as err:
+            ln = total - offset if length is None else length
+            _explain(err, "Server", [
+                _in("total", total, 0, _MAX_ELEMENTS), _in("num_workers", num_workers, 1, 2**32 - 1),
+                _in("offset", offset, 0, total),
+                (offset + ln > total, f"offset + length = {offset} + {ln} is more than total={total}"),
+                (ln < 0, f"length={ln} is negative")])
 
     def push(self, frame: Any) -> None:
+        """Add one worker's frame to the round (at most num_workers per round); a rejected
+        frame changes nothing."""
         _n.Server.push(self, bytes_in(frame, "frame"))
 
     def step(self, lr: float = 1.0, *, out: Any = None) -> Union[bytes, int]:
+        """Average the round's frames with the residual and compress: the broadcast frame
+        (or bytes written to out); the next round starts."""
         return self._frame(_n.Server.step, _n.Server.step_into, lr, out=out)
 
     def round(self, frames: Any, lr: float = 1.0, *, out: Any = None) -> Union[bytes, int]:
@@ -426,6 +555,7 @@ class Server(_Handle, _n.Server):
         return self._frame(_n.Server.round, _n.Server.round_into, views, lr, out=out)
 
     def residual(self, out: Any = None) -> np.ndarray:
+        """The server's residual e_s over its slice (float32; a new array or `out`)."""
         return self._vector(_n.Server.residual, out=out)
 
 
@@ -437,13 +567,24 @@ class Cltk(_Handle, _n.Cltk):
         spec = _spec(index)
         self._args = dict(n=n, num_workers=num_workers, rank=rank, index=spec, beta=beta,
                           warmup_steps=warmup_steps, tensor=tensor)
-        _n.Cltk.__init__(self, n, num_workers, rank, spec, beta, warmup_steps, tensor)
+        try:
+            _n.Cltk.__init__(self, n, num_workers, rank, spec, beta, warmup_steps, tensor)
+        except (GradwireError, OverflowError) as e:
+            _explain(e, "Cltk", [
+                _in("n", n, 1, _MAX_ELEMENTS), _in("num_workers", num_workers, 1, 2**32 - 1),
+                (not 0 <= rank < num_workers,
+                 f"rank={rank!r} is out of range: rank must be in [0, num_workers={num_workers})"),
+                (not 0.0 < beta <= 1.0, f"beta={beta!r} is out of range: beta must be in (0, 1]"),
+                _in("warmup_steps", warmup_steps, 0, 2**64 - 1)])
 
     def begin(self, grad: Any, lr: float = 1.0, *, dtype: Any = None) -> None:
+        """Start a round: a = memory + lr * grad (n elements, float32/f16/bf16)."""
         buf, dt = tensor_in(grad, dtype)
         _n.Cltk.begin(self, buf, dt, lr)
 
     def select(self, *, out: Any = None) -> Union[bytes, int]:
+        """The leader only, once per round before extract: the index frame of its chunk-wise
+        top-k of a (bytes, or the bytes written to out), for the transport to broadcast."""
         return self._frame(_n.Cltk.select, _n.Cltk.select_into, out=out)
 
     def extract(self, frame: Any = None, out: Any = None) -> np.ndarray:
@@ -457,12 +598,16 @@ class Cltk(_Handle, _n.Cltk):
         return out
 
     def apply(self, summed: Any, x: Any = None) -> None:
+        """End the round with the sum over workers of their extract(): x[I] -= summed / M
+        when x (float32, n) is given, and memory = (1 - beta) memory + beta (a - sent)."""
         _n.Cltk.apply(self, f32_in(summed, "summed"), None if x is None else _writable_f32(x, "x"))
 
     def memory(self, out: Any = None) -> np.ndarray:
+        """The error-feedback memory (float32, n; a new array or `out`)."""
         return self._vector(_n.Cltk.memory, out=out)
 
     def indices(self) -> np.ndarray:
+        """The positions of the last extracted round, increasing (uint32; 0..n-1 when dense)."""
         buf = np.empty(self.values_bound(), np.uint32)
         return buf[:_n.Cltk.indices(self, buf)]
 
@@ -474,19 +619,27 @@ class LagsLayer(_Handle, _n.LagsLayer):
                  seed: int = 0) -> None:
         spec = _spec(codec)
         self._args = dict(n=n, codec=spec, tensor=tensor, seed=seed)
-        _n.LagsLayer.__init__(self, n, spec, tensor, seed)
+        try:
+            _n.LagsLayer.__init__(self, n, spec, tensor, seed)
+        except (GradwireError, OverflowError) as e:
+            _explain(e, "LagsLayer", [_in("n", n, 1, _MAX_ELEMENTS)])
 
     def step(self, grad: Any, lr: float = 1.0, *, dtype: Any = None,
              out: Any = None) -> Union[bytes, int]:
+        """acc = eps + lr * grad; the frame of TopK(acc, k) (bytes, or bytes written to
+        out); eps = acc - sent."""
         buf, dt = tensor_in(grad, dtype)
         return self._frame(_n.LagsLayer.step, _n.LagsLayer.step_into, buf, dt, lr, out=out)
 
     def step_dense(self, grad: Any, lr: float = 1.0, *, dtype: Any = None,
                    out: Any = None) -> np.ndarray:
+        """A step the plan sends dense: acc = eps + lr * grad as float32 (a new array or
+        `out`) for a sum all-reduce; eps = 0."""
         buf, dt = tensor_in(grad, dtype)
         return self._vector(_n.LagsLayer.step_dense, buf, dt, lr, out=out)
 
     def residual(self, out: Any = None) -> np.ndarray:
+        """The residual eps (float32, n; a new array or `out`)."""
         return self._vector(_n.LagsLayer.residual, out=out)
 
 
@@ -503,7 +656,7 @@ class AsylpgMaster(_Handle, _n.AsylpgMaster):
                  l1: float = 0.0, l2: float = 0.0, tau: int = 0, mu: float = 1.0,
                  bits: Any = (8, 8), model_block: int = 0, tensor: int = 0, seed: int = 0) -> None:
         x0 = np.ascontiguousarray(f32_in(x0, "x0"))
-        v = int(AsylpgVariant[variant.upper()]) if isinstance(variant, str) else int(variant)
+        v = _member(AsylpgVariant, "variant", variant)
         b_min, b_max = bits
         self._args = dict(x0=x0.copy(), lr=lr, epoch_length=epoch_length, variant=v, l1=l1, l2=l2,
                           tau=tau, mu=mu, bits=(b_min, b_max), model_block=model_block,
@@ -512,9 +665,11 @@ class AsylpgMaster(_Handle, _n.AsylpgMaster):
                                  model_block, tensor, seed)
 
     def snapshot(self, out: Any = None) -> np.ndarray:
+        """The epoch's snapshot point (float32, n; a new array or `out`)."""
         return self._vector(_n.AsylpgMaster.snapshot, out=out)
 
     def begin_epoch(self, full_grad: Any) -> None:
+        """Start an epoch with the full gradient at the snapshot (float32, n)."""
         _n.AsylpgMaster.begin_epoch(self, f32_in(full_grad, "full_grad"))
 
     def model(self, *, out: Any = None) -> Union[bytes, int]:
@@ -522,12 +677,16 @@ class AsylpgMaster(_Handle, _n.AsylpgMaster):
         return self._frame(_n.AsylpgMaster.model, _n.AsylpgMaster.model_into, out=out)
 
     def push(self, frame: Any) -> None:
+        """Apply one worker's gradient frame (count n, this tensor; refused when more than tau
+        versions old); the epoch ends after epoch_length accepted frames."""
         _n.AsylpgMaster.push(self, bytes_in(frame, "frame"))
 
     def params(self, out: Any = None) -> np.ndarray:
+        """The current parameters x (float32, n; a new array or `out`)."""
         return self._vector(_n.AsylpgMaster.params, out=out)
 
     def progress(self) -> Dict[str, int]:
+        """{epoch, inner, version, running}: where the master is."""
         e, i, v, r = _n.AsylpgMaster.progress(self)
         return dict(epoch=e, inner=i, version=v, running=bool(r))
 
@@ -547,12 +706,17 @@ class AsylpgWorker(_Handle, _n.AsylpgWorker):
                  seed: int = 0) -> None:
         spec = _spec(codec)
         self._args = dict(n=n, codec=spec, tensor=tensor, seed=seed)
-        _n.AsylpgWorker.__init__(self, n, spec, tensor, seed)
+        try:
+            _n.AsylpgWorker.__init__(self, n, spec, tensor, seed)
+        except (GradwireError, OverflowError) as e:
+            _explain(e, "AsylpgWorker", [_in("n", n, 1, _MAX_ELEMENTS)])
 
     def set_snapshot(self, snapshot: Any) -> None:
+        """The epoch's snapshot (float32, n), as the master's snapshot() gives it."""
         _n.AsylpgWorker.set_snapshot(self, f32_in(snapshot, "snapshot"))
 
     def receive(self, frame: Any) -> None:
+        """Take a model frame from the master (AsylpgMaster.model)."""
         _n.AsylpgWorker.receive(self, bytes_in(frame, "frame"))
 
     def model(self, out: Any = None) -> np.ndarray:
@@ -563,6 +727,8 @@ class AsylpgWorker(_Handle, _n.AsylpgWorker):
 
     def step(self, grad_model: Any, grad_snapshot: Any, *, dtype: Any = None,
              out: Any = None) -> Union[bytes, int]:
+        """The quantized gradient difference grad_model - grad_snapshot as a frame (bytes,
+        or bytes written to out); both of one dtype, n elements."""
         gm, dt = tensor_in(grad_model, dtype)
         gs, dt2 = tensor_in(grad_snapshot, dtype, "grad_snapshot")
         if dt != dt2:
@@ -575,7 +741,70 @@ class Fusion(_Owner, _n.Fusion):
 
     def __init__(self, layers: int, capacity: int = 1 << 16) -> None:
         self._args = dict(layers=layers, capacity=capacity)
-        _n.Fusion.__init__(self, layers, capacity)
+        try:
+            _n.Fusion.__init__(self, layers, capacity)
+        except (GradwireError, OverflowError) as e:
+            _explain(e, "Fusion", [_in("layers", layers, 1, 65536)])  # GW_FUSION_MAX_LAYERS
 
     def add(self, layer: int, frame: Any) -> bool:
+        """Copy a valid frame in as layer `layer` (once per iteration): True when the bundle
+        should go out now (capacity reached, or every layer is in)."""
         return _n.Fusion.add(self, layer, bytes_in(frame, "frame"))
+
+
+# Docstrings of the calls the classes inherit from the SWIG layer as they are.
+_INTO = ("The form of {0}(..., out=) for a writable buffer: writes the frame into it and "
+         "returns the bytes written.")
+_NATIVE_DOCS = {
+    "*": dict(
+        size="The number of elements the handle works on (n; a server's slice length).",
+        frame_bound="Size in bytes of the largest frame a step writes (to size out= buffers).",
+        step_count="The number of steps (rounds) taken so far."),
+    "Worker": dict(step_into=_INTO.format("step")),
+    "Server": dict(step_into=_INTO.format("step"), round_into=_INTO.format("round"),
+                   reset_round="Drop the pushes of the current round (after a transport "
+                               "failure, say); the residual is untouched."),
+    "Cltk": dict(
+        index_frame_bound="Size in bytes of the largest index frame select writes.",
+        values_bound="The most values extract gives, in floats (k; n with warm-up rounds).",
+        leader="The rank that selects this round (step mod M, or set_leader's); "
+               "gwnative.GW_CLTK_NO_LEADER in a dense warm-up round.",
+        set_leader="Fix the leader (a rank < M) from the next round on, or "
+                   "gwnative.GW_CLTK_CYCLIC; every worker makes the same call, between rounds.",
+        reset_round="Abandon the round in progress (after a transport failure, say).",
+        select_into=_INTO.format("select")),
+    "LagsLayer": dict(
+        frame_bound="Size in bytes of the largest frame a step writes, for any k up to n.",
+        k="k_l: how many elements a step sends.",
+        set_k="Send k (1..n) elements from the next step on (LAGS's adaptive ratio).",
+        step_into=_INTO.format("step")),
+    "AsylpgMaster": dict(
+        frame_bound="Size in bytes of the largest model frame.",
+        last_bits="b_x of the last model frame: its bits per element, 0 when unchanged, 32 "
+                  "at full precision.",
+        model_into=_INTO.format("model")),
+    "AsylpgWorker": dict(frame_bound="Size in bytes of the largest gradient frame.",
+                         step_into=_INTO.format("step")),
+    "Fusion": dict(
+        bundle_size="Bytes the next flush writes.",
+        pending="The number of frames waiting in the buffer.",
+        flush="The pending frames as one bundle (bytes, ordered by layer); the buffer empties "
+              "and, after the iteration's last layer, the next iteration begins.",
+        flush_into=_INTO.format("flush")),
+    "CodecSpec": dict(
+        codec="The codec's id (a Codec value).",
+        encode_bound="Size in bytes of the largest frame this spec writes for n elements.",
+        equals="True when other names the same codec with the same parameters (also ==).",
+        get="The raw int64 value of parameter id p (spec[name] is the checked form).",
+        get_f32="The value of float parameter id p (threshold, budget).",
+        set="Set integer parameter id p, checked against the codec's bounds (spec[name] = v "
+            "says which bound was broken).",
+        set_f32="Set float parameter id p (finite, >= 0)."),
+}
+for _cls in (Worker, Server, Cltk, LagsLayer, AsylpgMaster, AsylpgWorker, Fusion, CodecSpec):
+    _docs = {**_NATIVE_DOCS["*"], **_NATIVE_DOCS[_cls.__name__]}
+    for _name, _doc in _docs.items():
+        _f = getattr(_cls, _name, None)
+        if _f is not None and not _f.__doc__:
+            _f.__doc__ = _doc
+del _cls, _docs, _name, _doc, _f

@@ -325,10 +325,4 @@ class GradwireTest {
             for (Cltk h : hs) h.close();
         }
     }
-
-    @Test
-    void readmeExampleRuns() throws Exception {
-        Class<?> c = Class.forName("ReadmeExample");
-        c.getMethod("main", String[].class).invoke(null, (Object) new String[0]);
-    }
 }
