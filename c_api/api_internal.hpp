@@ -50,7 +50,7 @@ inline size_t span_bytes(uint64_t n, size_t width) { return static_cast<size_t>(
 // range (so the cast is defined) but no target, so callees reject it.
 inline gw_simd_target checked_target(const gw_simd_target& t) {
     const int v = gw::enum_value(t);
-    return static_cast<gw_simd_target>(v >= GW_SIMD_AUTO && v <= GW_SIMD_AVX512 ? v : 7);
+    return static_cast<gw_simd_target>(v >= GW_SIMD_AUTO && v <= GW_SIMD_NEON ? v : 7);
 }
 
 inline const gw::Codec* checked_codec(const gw_codec_id& id) {

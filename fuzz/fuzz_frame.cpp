@@ -273,7 +273,7 @@ std::vector<uint8_t> fixed_checksums(const uint8_t* data, size_t size) {
 std::vector<gw_simd_target> supported_targets() {
     std::vector<gw_simd_target> out;
     for (gw_simd_target t : {GW_SIMD_SCALAR, GW_SIMD_SSE2, GW_SIMD_SSE4_2, GW_SIMD_AVX2,
-                             GW_SIMD_AVX512})
+                             GW_SIMD_AVX512, GW_SIMD_NEON})
         if (gw_simd_target_supported(t)) out.push_back(t);
     return out;
 }

@@ -76,7 +76,8 @@ GW_API const char *gw_version_string(void);
 /* SIMD targets                                                               */
 /* ------------------------------------------------------------------------ */
 /* Force a target for the whole process (tests, benchmarks). The environment
- * variable GW_SIMD=scalar|sse2|sse4.2|avx2|avx512 does the same at load.
+ * variable GW_SIMD=scalar|sse2|sse4.2|avx2|avx512|neon does the same at load
+ * (x86 builds have the x86 targets, aarch64 builds NEON; all have scalar).
  * Every target produces bit-identical outputs. */
 GW_API gw_status gw_simd_set_target(gw_simd_target target);
 GW_API gw_simd_target gw_simd_active_target(void);

@@ -115,7 +115,8 @@ typedef enum gw_simd_target {
     GW_SIMD_SSE2    = 2,
     GW_SIMD_SSE4_2  = 3,
     GW_SIMD_AVX2    = 4,
-    GW_SIMD_AVX512  = 5  /* AVX-512 F/CD/DQ/BW/VL */
+    GW_SIMD_AVX512  = 5, /* AVX-512 F/CD/DQ/BW/VL */
+    GW_SIMD_NEON    = 6  /* AArch64 Advanced SIMD (aarch64 builds only) */
 } gw_simd_target;
 
 typedef enum gw_momentum {

@@ -313,7 +313,7 @@ TEST(Asylpg, StaleFramesRejectedWithNothingChanged) {
     // A version not yet sent, and another tensor.
     for (uint64_t tag : {GW_TAG(5, 10), GW_TAG(6, 3)}) {
         auto f = old;
-        std::memcpy(&f[8], &tag, 8);
+        gwtest::put_le(&f[8], tag);  // the header's tag, little-endian
         refresh_header_crc(f);
         refresh_crc(f);
         EXPECT_EQ(gw_asylpg_master_push(m, f.data(), f.size()), GW_ERR_TAG_MISMATCH);

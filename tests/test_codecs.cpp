@@ -168,9 +168,7 @@ TEST(Codecs, PhiDiagnostic) {
 TEST(Codecs, HalfPrecisionKnownValues) {
     auto half_bits = [](gw_codec_id id, float v) {
         const auto f = gwtest::encode(codec(id), Vec{v});
-        uint16_t h;
-        std::memcpy(&h, &f[40], 2);
-        return h;
+        return uint16_t(f[40] | f[41] << 8);  // little-endian on the wire
     };
     gwtest::for_each_target([&](gw_simd_target) {
         EXPECT_EQ(half_bits(GW_CODEC_FP16, 1.0f), 0x3C00);
@@ -291,11 +289,8 @@ TEST(Codecs, FlagsAreWhatFramesShow) {
         }
         if (flags & GW_CODEC_FLAG_DRAW_IN_PAYLOAD) {
             const uint8_t* p = a.data() + gwtest::payload_offset(a);
-            uint64_t seed = 0;
-            uint32_t step = 0, tensor = 0;
-            std::memcpy(&seed, p, 8);
-            std::memcpy(&step, p + 8, 4);
-            std::memcpy(&tensor, p + 12, 4);
+            const uint64_t seed = gwtest::get_le32(p) | uint64_t(gwtest::get_le32(p + 4)) << 32;
+            const uint32_t step = gwtest::get_le32(p + 8), tensor = gwtest::get_le32(p + 12);
             EXPECT_EQ(seed, 1u);
             EXPECT_EQ(step, 2u);
             EXPECT_EQ(tensor, 3u);

@@ -826,9 +826,12 @@ TEST(Worker, HalfPrecisionGradients) {
             // Half bits via the library's own codec, and their float values.
             const auto hf = gwtest::encode(codec(dt == GW_DTYPE_F16 ? GW_CODEC_FP16 : GW_CODEC_BF16), g);
             const Vec wide = decode(hf, n);
+            // A half gradient is host-order 16-bit values; the payload's are little-endian.
+            std::vector<uint16_t> half(n);
+            for (size_t i = 0; i < n; ++i) half[i] = gwtest::get_le<uint16_t>(hf.data() + 40 + 2 * i);
             size_t written = 0;
             a.frame.resize(a.frame.capacity());
-            ASSERT_EQ(gw_worker_step(a.h, hf.data() + 40, dt, n, 0.1f, a.frame.data(),
+            ASSERT_EQ(gw_worker_step(a.h, half.data(), dt, n, 0.1f, a.frame.data(),
                                      a.frame.size(), &written),
                       GW_OK);
             a.frame.resize(written);

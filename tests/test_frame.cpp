@@ -60,16 +60,12 @@ TEST(Frame, HeaderLayoutIsAsDocumented) {
     EXPECT_EQ(f[4], 2);                     // format version
     EXPECT_EQ(f[5], GW_CODEC_SCALED_SIGN);  // codec id
     EXPECT_EQ(f[6] | f[7], 0);              // flags
-    uint64_t tag, count, payload;
-    uint16_t plen, reserved;
-    uint32_t hcrc, block, crc;
-    std::memcpy(&tag, &f[8], 8);
-    std::memcpy(&count, &f[16], 8);
-    std::memcpy(&payload, &f[24], 8);
-    std::memcpy(&plen, &f[32], 2);
-    std::memcpy(&reserved, &f[34], 2);
-    std::memcpy(&hcrc, &f[36], 4);
-    std::memcpy(&block, &f[40], 4);
+    // Little-endian fields, read the same way on any host.
+    const uint64_t tag = gwtest::get_le<uint64_t>(&f[8]), count = gwtest::get_le<uint64_t>(&f[16]),
+                   payload = gwtest::get_le<uint64_t>(&f[24]);
+    const uint16_t plen = gwtest::get_le<uint16_t>(&f[32]), reserved = gwtest::get_le<uint16_t>(&f[34]);
+    const uint32_t hcrc = gwtest::get_le<uint32_t>(&f[36]), block = gwtest::get_le<uint32_t>(&f[40]);
+    uint32_t crc;
     EXPECT_EQ(tag, (uint64_t(7) << 32) | 3);
     EXPECT_EQ(count, 40u);
     EXPECT_EQ(plen, 4u);
@@ -79,12 +75,10 @@ TEST(Frame, HeaderLayoutIsAsDocumented) {
     EXPECT_EQ(block, 16u);
     EXPECT_EQ(payload, 3 * 4 + 2 + 2 + 1u);  // 3 scales; blocks of 16, 16, 8 signs
     EXPECT_EQ(f.size(), 40 + 4 + payload + 4);
-    float s0;
-    std::memcpy(&s0, &f[44], 4);
-    EXPECT_EQ(s0, 2.0f);
+    EXPECT_EQ(gwtest::get_le<float>(&f[44]), 2.0f);
     EXPECT_EQ(f[44 + 12], 0xFF);  // all negative -> all bits set
     gw_crc32c(f.data(), f.size() - 4, &crc);
-    EXPECT_EQ(std::memcmp(&crc, &f[f.size() - 4], 4), 0);
+    EXPECT_EQ(gwtest::get_le<uint32_t>(&f[f.size() - 4]), crc);
 }
 
 TEST(Frame, InspectWithoutDecoding) {
@@ -213,11 +207,10 @@ TEST(Frame, LyingLengthsAndCounts) {
         SCOPED_TRACE(testing::Message() << "codec " << id);
         const uint32_t block = id == GW_CODEC_SCALED_SIGN ? 5 : 0;
         const auto good = sample(id, 37, block);
-        uint64_t payload;
-        std::memcpy(&payload, &good[24], 8);
+        const uint64_t payload = gwtest::get_le<uint64_t>(&good[24]);
         for (uint64_t lie : {payload + 1, payload - 1, uint64_t(0), ~uint64_t(0), uint64_t(1) << 62}) {
             auto f = good;
-            std::memcpy(&f[24], &lie, 8);
+            gwtest::put_le(&f[24], lie);
             refresh_header_crc(f);
             if (lie > payload) {
                 // More than the codec's largest payload for this count.
@@ -231,7 +224,7 @@ TEST(Frame, LyingLengthsAndCounts) {
         }
         for (uint64_t count : {uint64_t(36), uint64_t(38), uint64_t(45), ~uint64_t(0), uint64_t(1) << 61}) {
             auto f = good;
-            std::memcpy(&f[16], &count, 8);
+            gwtest::put_le(&f[16], count);
             refresh_header_crc(f);
             refresh_crc(f);
             // Same payload size for another count: the codec's own check decides.
@@ -275,7 +268,7 @@ TEST(Frame, InvalidPayloadWithValidChecksum) {
     const size_t po = payload_offset(ss);
     for (uint32_t bad : {0xBF800000u, 0x80000000u, 0x7FC00000u, 0x7F800000u, 0xFF800000u}) {
         auto f = ss;
-        std::memcpy(&f[po + 4], &bad, 4);  // second scale
+        gwtest::put_le(&f[po + 4], bad);  // second scale
         refresh_crc(f);
         expect_rejected(f, GW_ERR_FRAME_PAYLOAD, 20);
     }
@@ -293,19 +286,19 @@ TEST(Frame, InvalidPayloadWithValidChecksum) {
     }
     for (uint32_t bad : {0x7FC00000u, 0x7F800000u, 0xFF800000u}) {
         auto f = sample(GW_CODEC_IDENTITY, 10);
-        std::memcpy(&f[40 + 4 * 7], &bad, 4);
+        gwtest::put_le(&f[40 + 4 * 7], bad);
         refresh_crc(f);
         expect_rejected(f, GW_ERR_FRAME_PAYLOAD, 10);
     }
     for (uint16_t bad : {uint16_t(0x7C00), uint16_t(0xFE00)}) {
         auto f = sample(GW_CODEC_FP16, 10);
-        std::memcpy(&f[40 + 2 * 3], &bad, 2);
+        gwtest::put_le(&f[40 + 2 * 3], bad);
         refresh_crc(f);
         expect_rejected(f, GW_ERR_FRAME_PAYLOAD, 10);
     }
     for (uint16_t bad : {uint16_t(0x7F80), uint16_t(0xFFC1)}) {
         auto f = sample(GW_CODEC_BF16, 10);
-        std::memcpy(&f[40 + 2 * 9], &bad, 2);
+        gwtest::put_le(&f[40 + 2 * 9], bad);
         refresh_crc(f);
         expect_rejected(f, GW_ERR_FRAME_PAYLOAD, 10);
     }
@@ -368,7 +361,7 @@ TEST(Frame, HalfPrecisionInputEncodesLikeItsFloatValue) {
         std::memcpy(&xb[i], &u, 4);
     }
     const auto f16 = gwtest::encode(codec(GW_CODEC_FP16), x);
-    std::memcpy(h.data(), f16.data() + 40, h.size() * 2);
+    for (size_t i = 0; i < h.size(); ++i) h[i] = gwtest::get_le<uint16_t>(f16.data() + 40 + 2 * i);
     xh = gwtest::decode(f16, x.size());
     for (gw_codec_id id : kCodecs) {
         gwtest::Spec s = codec(id, id == GW_CODEC_SCALED_SIGN ? 100 : 0);

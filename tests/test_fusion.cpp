@@ -148,7 +148,7 @@ TEST(Fusion, MalformedBundlesAreRefused) {
     auto recrc = [](std::vector<uint8_t> b) {
         uint32_t crc = 0;
         gw_crc32c(b.data(), b.size() - 4, &crc);
-        std::memcpy(&b[b.size() - 4], &crc, 4);
+        gwtest::put_le(&b[b.size() - 4], crc);  // little-endian on every host
         return b;
     };
     EXPECT_EQ(st(good), GW_OK);

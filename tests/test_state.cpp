@@ -67,14 +67,11 @@ std::vector<uint8_t> server_step(gw_server* s, float lr) {
 size_t field_data(const std::vector<uint8_t>& b, uint16_t id, uint8_t* type = nullptr,
                   uint64_t* count = nullptr) {
     static const size_t width[] = {0, 1, 4, 8, 4, 1, 4};
-    uint32_t fields;
-    std::memcpy(&fields, &b[8], 4);
+    const uint32_t fields = gwtest::get_le<uint32_t>(&b[8]);
     size_t pos = 12;
     for (uint32_t i = 0; i < fields; ++i) {
-        uint16_t fid;
-        uint64_t c;
-        std::memcpy(&fid, &b[pos], 2);
-        std::memcpy(&c, &b[pos + 4], 8);
+        const uint16_t fid = gwtest::get_le<uint16_t>(&b[pos]);
+        const uint64_t c = gwtest::get_le<uint64_t>(&b[pos + 4]);
         if (fid == id) {
             if (type) *type = b[pos + 2];
             if (count) *count = c;
@@ -170,7 +167,7 @@ TEST(State, SpecificErrors) {
     // A NaN residual with a valid checksum: corrupt content.
     bad = blob;
     const uint32_t nan = 0x7FC00000u;
-    std::memcpy(&bad[bad.size() - 8], &nan, 4);
+    gwtest::put_le(&bad[bad.size() - 8], nan);
     gwtest::refresh_crc(bad);
     EXPECT_EQ(gw_worker_load(w, bad.data(), bad.size()), GW_ERR_STATE_CORRUPT);
     // Differently configured handles.
@@ -204,7 +201,7 @@ TEST(State, ServerBlobPushCountIsValidated) {
     const size_t at = field_data(blob, 34);  // pushes
     ASSERT_NE(at, 0u);
     const uint32_t three = 3;
-    std::memcpy(&blob[at], &three, 4);
+    gwtest::put_le(&blob[at], three);
     gwtest::refresh_crc(blob);
     EXPECT_EQ(gw_server_load(s, blob.data(), blob.size()), GW_ERR_STATE_CORRUPT);
     gw_server_free(s);
@@ -220,11 +217,11 @@ TEST(State, BlobsAreSelfDescribing) {
     const std::pair<uint16_t, uint64_t> want[] = {{1, total}, {2, off}, {3, len}, {4, 2}};
     for (auto [id, value] : want) {
         uint8_t type = 0;
-        uint64_t count = 0, v = 0;
+        uint64_t count = 0;
         const size_t at = field_data(blob, id, &type, &count);
         ASSERT_NE(at, 0u) << id;
         EXPECT_EQ(count, 1u);
-        std::memcpy(&v, &blob[at], type == 3 ? 8 : 4);
+        const uint64_t v = gwtest::get_le_width(&blob[at], type == 3 ? 8 : 4);
         EXPECT_EQ(v, value) << id;
     }
     uint8_t type = 0;
@@ -725,7 +722,7 @@ Blob with_u64(Blob b, uint16_t field, uint64_t v) {
     const size_t at = field_data(b, field, &type);
     EXPECT_NE(at, 0u);
     EXPECT_EQ(type, 3);  // u64
-    std::memcpy(&b[at], &v, 8);
+    gwtest::put_le(&b[at], v);
     gwtest::refresh_crc(b);
     return b;
 }
@@ -872,7 +869,7 @@ TEST(State, AccBeginEpochOverflowIsRefused) {
         const size_t at = field_data(b, field, nullptr, &count);
         ASSERT_NE(at, 0u);
         ASSERT_EQ(count, n);
-        std::memcpy(&b[at + 4], &v, 4);  // element 1
+        gwtest::put_le(&b[at + 4], v);  // element 1
     }
     gwtest::refresh_crc(b);
     ASSERT_EQ(gw_asylpg_master_load(m, b.data(), b.size()), GW_OK);
@@ -917,7 +914,7 @@ struct Held {
 template <class T>
 Held held_scalar(const std::string& name, T v, uint16_t field) {
     Held h{name, Blob(sizeof v), field, true};
-    std::memcpy(h.bytes.data(), &v, sizeof v);
+    gwtest::put_le(h.bytes.data(), v);
     return h;
 }
 
@@ -1120,9 +1117,8 @@ TEST(State, DISABLED_WriteGoldenExpect) {
                 static const size_t width[] = {0, 1, 4, 8};
                 ASSERT_NE(d, 0u) << h.name;
                 ASSERT_TRUE(type >= 1 && type <= 3 && count == 1) << h.name;
-                uint64_t field = 0, value = 0;
-                std::memcpy(&field, &blob[d], width[type]);
-                std::memcpy(&value, h.bytes.data(), h.bytes.size());
+                const uint64_t field = gwtest::get_le_width(&blob[d], width[type]);
+                const uint64_t value = gwtest::get_le_width(h.bytes.data(), h.bytes.size());
                 ASSERT_EQ(value, field) << h.name << " differs from field " << h.field;
             } else if (d != 0) {
                 ASSERT_EQ(type, 6) << h.name;

@@ -23,7 +23,7 @@ namespace gwtest {
 inline std::vector<gw_simd_target> supported_targets() {
     std::vector<gw_simd_target> out;
     for (gw_simd_target t : {GW_SIMD_SCALAR, GW_SIMD_SSE2, GW_SIMD_SSE4_2, GW_SIMD_AVX2,
-                             GW_SIMD_AVX512})
+                             GW_SIMD_AVX512, GW_SIMD_NEON})
         if (gw_simd_target_supported(t)) out.push_back(t);
     return out;
 }
@@ -230,16 +230,47 @@ inline std::vector<float> decode(const std::vector<uint8_t>& f, uint64_t n) {
 
 // Offset of the payload in a format-2 frame (after the header and params).
 inline size_t payload_offset(const std::vector<uint8_t>& f) {
-    uint16_t plen = 0;
-    std::memcpy(&plen, &f[32], 2);
+    const size_t plen = size_t(f[32]) | size_t(f[33]) << 8;  // u16, little-endian
     return 40 + plen;
 }
 
 // Rewrite the header CRC of a format-2 frame after tampering with the header.
+inline void put_le32(uint8_t* p, uint32_t v) {
+    for (int b = 0; b < 4; ++b) p[b] = static_cast<uint8_t>(v >> (8 * b));
+}
+inline uint32_t get_le32(const uint8_t* p) {
+    return uint32_t(p[0]) | uint32_t(p[1]) << 8 | uint32_t(p[2]) << 16 | uint32_t(p[3]) << 24;
+}
+// Any plain value (integer, float, double) as the wire's little-endian bytes,
+// on any host: put_le stores sizeof(T) bytes, get_le<T> reads them.
+template <class T>
+inline void put_le(uint8_t* p, T v) {
+    unsigned char h[sizeof(T)], le[sizeof(T)];
+    std::memcpy(h, &v, sizeof v);
+    for (size_t b = 0; b < sizeof(T); ++b)
+        le[b] = h[__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? b : sizeof(T) - 1 - b];
+    std::memcpy(p, le, sizeof le);  // (a byte loop here trips GCC 12's -Wstringop-overflow)
+}
+template <class T>
+inline T get_le(const uint8_t* p) {
+    unsigned char h[sizeof(T)];
+    for (size_t b = 0; b < sizeof(T); ++b)
+        h[__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__ ? b : sizeof(T) - 1 - b] = p[b];
+    T v;
+    std::memcpy(&v, h, sizeof v);
+    return v;
+}
+// The low `width` bytes of a little-endian unsigned integer (width <= 8).
+inline uint64_t get_le_width(const uint8_t* p, size_t width) {
+    uint64_t v = 0;
+    for (size_t b = 0; b < width; ++b) v |= uint64_t(p[b]) << (8 * b);
+    return v;
+}
+
 inline void refresh_header_crc(std::vector<uint8_t>& f) {
     uint32_t crc = 0;
     gw_crc32c(f.data(), 36, &crc);
-    std::memcpy(f.data() + 36, &crc, 4);
+    put_le32(f.data() + 36, crc);
 }
 
 // A handle's checkpoint through its _bound/_save pair.
@@ -264,7 +295,7 @@ inline std::vector<uint8_t> save(const gw_server* s) {
 inline void refresh_crc(std::vector<uint8_t>& f) {
     uint32_t crc = 0;
     gw_crc32c(f.data(), f.size() - 4, &crc);
-    std::memcpy(f.data() + f.size() - 4, &crc, 4);
+    put_le32(f.data() + f.size() - 4, crc);
 }
 
 inline std::vector<uint8_t> read_hex(const std::string& path, bool* ok = nullptr) {
@@ -278,14 +309,22 @@ inline std::vector<uint8_t> read_hex_string(const std::string& hex) {
     return out;
 }
 
+// Floats as the wire's little-endian float32 bytes, and back (any host).
 inline std::vector<uint8_t> float_bytes(const std::vector<float>& v) {
     std::vector<uint8_t> b(v.size() * 4);
-    if (!v.empty()) std::memcpy(b.data(), v.data(), b.size());
+    for (size_t i = 0; i < v.size(); ++i) {
+        uint32_t u;
+        std::memcpy(&u, &v[i], 4);
+        put_le32(b.data() + 4 * i, u);
+    }
     return b;
 }
 inline std::vector<float> bytes_to_floats(const std::vector<uint8_t>& b) {
     std::vector<float> v(b.size() / 4);
-    if (!v.empty()) std::memcpy(v.data(), b.data(), v.size() * 4);
+    for (size_t i = 0; i < v.size(); ++i) {
+        const uint32_t u = get_le32(b.data() + 4 * i);
+        std::memcpy(&v[i], &u, 4);
+    }
     return v;
 }
 

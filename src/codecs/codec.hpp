@@ -242,8 +242,13 @@ void write_params(const CodecParams& p, uint8_t* out);
 gw_status read_params(const Codec& c, const uint8_t* in, size_t size, CodecParams* out);
 
 // x as float32: itself for GW_DTYPE_F32, else f16/bf16 widened into scratch
-// (nullptr if that allocation fails).
+// (nullptr if that allocation fails). x is in host byte order.
 const float* widen_to_f32(const void* x, gw_dtype dtype, uint64_t n, Scratch& scratch);
+
+// acc[i] = acc[i] + a * x[i] over host floats. The axpy kernel reads a
+// little-endian float32 payload, which host floats are on little-endian
+// hosts only; elsewhere this is the same arithmetic in a plain loop.
+void axpy_host(float a, const float* x, float* acc, uint64_t n);
 
 // Residual for codecs without a fused path: residual = x - decoded.
 void generic_residual(const CodecParams& p, const float* x, uint64_t n, const uint8_t* payload,

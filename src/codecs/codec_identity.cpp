@@ -19,7 +19,7 @@ gw_status encode(const CodecParams&, const EncodeCtx&, const float* x, uint64_t 
     if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
     *len = n * 4;
     if (n == 0) return GW_OK;  // x may be NULL
-    std::memcpy(payload, x, n * sizeof(float));
+    f32_to_le(payload, x, n);
     if (residual) std::memset(residual, 0, n * sizeof(float));  // x - x == +0 exactly
     return GW_OK;
 }
@@ -30,9 +30,10 @@ gw_status check(const CodecParams&, const uint8_t* payload, uint64_t len, uint64
 }
 
 void decode(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
-    if (n) std::memcpy(out, payload, n * sizeof(float));
+    f32_from_le(out, payload, n);
 }
 
+// The axpy kernel reads the little-endian payload as it is.
 void accumulate(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n, float alpha,
                 float* acc) {
     kern::active().axpy(alpha, payload, acc, n);

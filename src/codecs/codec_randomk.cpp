@@ -64,7 +64,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
         else if (vdt == GW_DTYPE_BF16)
             t.f32_to_bf16(v, dst, c);
         else
-            std::memcpy(dst, v, c * 4);
+            f32_to_le(dst, v, c);
         if (residual) {
             sparse::values_to_f32(vdt, dst, c, dec);
             for (uint64_t j = 0; j < c; ++j) residual[idx[j]] = v[j] - dec[j];

@@ -152,11 +152,33 @@ const float* widen_to_f32(const void* x, gw_dtype dtype, uint64_t n, Scratch& sc
     if (dtype == GW_DTYPE_F32 || n == 0) return static_cast<const float*>(x);
     float* f = static_cast<float*>(scratch.get(static_cast<size_t>(n) * sizeof(float)));
     if (!f) return nullptr;
-    if (dtype == GW_DTYPE_F16)
-        kern::active().f16_to_f32(x, f, n);
-    else
-        kern::active().bf16_to_f32(x, f, n);
+    const kern::Table& t = kern::active();
+    auto widen = dtype == GW_DTYPE_F16 ? t.f16_to_f32 : t.bf16_to_f32;
+    if constexpr (kHostLittleEndian) {
+        widen(x, f, n);
+    } else {
+        // The kernels read little-endian 16-bit values; the caller's are the
+        // host's. A chunk at a time through a little-endian copy.
+        const uint16_t* h = static_cast<const uint16_t*>(x);
+        uint8_t le[2 * 1024];
+        for (uint64_t i = 0; i < n; i += 1024) {
+            const uint64_t c = n - i < 1024 ? n - i : 1024;
+            for (uint64_t j = 0; j < c; ++j) store_le<uint16_t>(le + 2 * j, h[i + j]);
+            widen(le, f + i, c);
+        }
+    }
     return f;
+}
+
+void axpy_host(float a, const float* x, float* acc, uint64_t n) {
+    if constexpr (kHostLittleEndian) {
+        kern::active().axpy(a, x, acc, n);
+    } else {
+        for (uint64_t i = 0; i < n; ++i) {
+            const float t = a * x[i];
+            acc[i] = acc[i] + t;
+        }
+    }
 }
 
 Workspace& thread_workspace() {

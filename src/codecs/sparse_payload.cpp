@@ -14,7 +14,7 @@ void to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
     switch (vdt) {
         case GW_DTYPE_F16: t.f16_to_f32(in, out, count); break;
         case GW_DTYPE_BF16: t.bf16_to_f32(in, out, count); break;
-        default: std::memcpy(out, in, count * 4);
+        default: f32_from_le(out, in, count);
     }
 }
 
@@ -113,8 +113,8 @@ void write(int64_t vdt, const float* x, uint64_t n, uint32_t* idx, float* val, u
         t.f32_to_f16(val, values, k);
     else if (vdt == GW_DTYPE_BF16)
         t.f32_to_bf16(val, values, k);
-    else if (k)
-        std::memcpy(values, val, k * 4);
+    else
+        f32_to_le(values, val, k);
     // Zero (finite input: never Inf), or rounded below the threshold: each
     // such entry is dropped, the run of kept ones after it moves down.
     uint64_t nnz = first_unfit(vdt, values, 0, k, min_mag);

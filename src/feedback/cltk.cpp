@@ -70,7 +70,7 @@ gw_status Cltk::begin(const void* grad, gw_dtype dtype, float lr) {
     if (!t.all_finite(g, cfg_.n)) return GW_ERR_NONFINITE;
     // a = m + lr * g (t = lr*g; a = m + t), into the round's own buffer.
     std::memcpy(a_.get(), m_.get(), cfg_.n * sizeof(float));
-    t.axpy(lr, g, a_.get(), cfg_.n);
+    axpy_host(lr, g, a_.get(), cfg_.n);
     if (!t.all_finite(a_.get(), cfg_.n)) return GW_ERR_OVERFLOW;
     phase_.to(kBegun);
     return GW_OK;

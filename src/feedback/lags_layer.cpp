@@ -50,7 +50,7 @@ gw_status LagsLayer::accumulate(const void* grad, gw_dtype dtype, float lr) {
     if (!t.all_finite(g, cfg_.n)) return GW_ERR_NONFINITE;
     // acc = eps + lr * g (t = lr*g; acc = eps + t), in the handle's own buffer.
     std::memcpy(acc_.get(), eps_.get(), cfg_.n * sizeof(float));
-    t.axpy(lr, g, acc_.get(), cfg_.n);
+    axpy_host(lr, g, acc_.get(), cfg_.n);
     return t.all_finite(acc_.get(), cfg_.n) ? GW_OK : GW_ERR_OVERFLOW;
 }
 

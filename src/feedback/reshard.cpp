@@ -246,7 +246,11 @@ struct Output {
         vectors = vectors || type == kF32s;
         if (w) w->field(id, static_cast<Type>(type), count, data, bytes);
     }
-    template <class T> void value(uint16_t id, T v) { raw(id, TypeOf<T>::value, 1, &v); }
+    template <class T> void value(uint16_t id, T v) {
+        uint8_t le[sizeof v];
+        store_le<T>(le, v);
+        raw(id, TypeOf<T>::value, 1, le);
+    }
 };
 
 // The mean over the M ranks (or rank_out's own values when M' = M) of vector
@@ -266,7 +270,9 @@ gw_status mean_vector(const Blob* b, const size_t* order, size_t count, const Ta
         for (uint64_t k = a; k < e; ++k) acc[k - lo] += load_le<float>(v + 4 * (k - x.offset));
     }
     const double m = own ? 1.0 : static_cast<double>(t.workers_in);
-    for (uint64_t k = 0; k < t.length; ++k) out[k] = static_cast<float>(acc[k] / m);
+    // out holds the new field's bytes (little-endian, like join_slices' copy).
+    uint8_t* le = reinterpret_cast<uint8_t*>(out);
+    for (uint64_t k = 0; k < t.length; ++k) store_le<float>(le + 4 * k, static_cast<float>(acc[k] / m));
     std::free(acc);
     return GW_OK;
 }

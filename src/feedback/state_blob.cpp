@@ -37,15 +37,20 @@ Writer::Writer(uint8_t* out, Kind kind) : out_(out) {
     store_le<uint16_t>(out_ + 6, kind);
 }
 
-void Writer::field(uint16_t id, Type type, uint64_t count, const void* data, size_t bytes) {
+uint8_t* Writer::header(uint16_t id, Type type, uint64_t count, size_t bytes) {
     store_le<uint16_t>(out_ + pos_, id);
     out_[pos_ + 2] = type;
     out_[pos_ + 3] = 0;
     store_le<uint64_t>(out_ + pos_ + 4, count);
-    pos_ += kFieldHeader;
-    if (bytes) std::memcpy(out_ + pos_, data, bytes);
-    pos_ += bytes;
+    uint8_t* data = out_ + pos_ + kFieldHeader;
+    pos_ += kFieldHeader + bytes;
     ++fields_;
+    return data;
+}
+
+void Writer::field(uint16_t id, Type type, uint64_t count, const void* data, size_t bytes) {
+    uint8_t* at = header(id, type, count, bytes);
+    if (bytes) std::memcpy(at, data, bytes);
 }
 
 size_t Writer::finish() {

@@ -56,15 +56,23 @@ class Sizer {
 class Writer {
   public:
     Writer(uint8_t* out, Kind kind);
-    template <class T> void config(uint16_t id, T v) { field(id, TypeOf<T>::value, 1, &v, sizeof v); }
+    template <class T> void config(uint16_t id, T v) {
+        uint8_t le[sizeof v];
+        store_le<T>(le, v);
+        field(id, TypeOf<T>::value, 1, le, sizeof le);
+    }
     void config_bytes(uint16_t id, const uint8_t* p, size_t n) { field(id, kBytes, n, p, n); }
     template <class T> void scalar(uint16_t id, T& v) { config(id, v); }
-    void floats(uint16_t id, float* v, uint64_t n) { field(id, kF32s, n, v, n * sizeof(float)); }
+    void floats(uint16_t id, float* v, uint64_t n) {
+        f32_to_le(header(id, kF32s, n, n * sizeof(float)), v, n);
+    }
     // Any field as raw little-endian bytes (re-sharding copies fields through).
     void field(uint16_t id, Type type, uint64_t count, const void* data, size_t bytes);
     size_t finish();  // appends count and checksum; returns bytes written
 
   private:
+    // Writes a field's header, reserves its `bytes`; returns where they go.
+    uint8_t* header(uint16_t id, Type type, uint64_t count, size_t bytes);
     uint8_t* out_;
     size_t pos_ = kHeaderSize;
     uint32_t fields_ = 0;
@@ -79,7 +87,7 @@ class Reader {
     template <class T> void config(uint16_t id, T want) {
         T got;
         if (const uint8_t* p = field(id, TypeOf<T>::value, 1)) {
-            std::memcpy(&got, p, sizeof got);
+            got = load_le<T>(p);
             if (std::memcmp(&got, &want, sizeof got) != 0) fail(GW_ERR_STATE_MISMATCH);
         }
     }
@@ -88,14 +96,14 @@ class Reader {
             if (n && std::memcmp(p, want, n) != 0) fail(GW_ERR_STATE_MISMATCH);
     }
     template <class T> void scalar(uint16_t id, T& v) {
-        if (const uint8_t* p = field(id, TypeOf<T>::value, 1)) std::memcpy(&v, p, sizeof v);
+        if (const uint8_t* p = field(id, TypeOf<T>::value, 1)) v = load_le<T>(p);
     }
     // Vectors must be finite; copied only in the committing pass.
     void floats(uint16_t id, float* v, uint64_t n) {
         const uint8_t* p = field(id, kF32s, n);
         if (!p) return;
         if (!commit_ && !floats_finite_le(p, n)) fail(GW_ERR_STATE_CORRUPT);
-        if (commit_ && n) std::memcpy(v, p, n * sizeof(float));
+        if (commit_) f32_from_le(v, p, n);
     }
     // GW_OK only if every field was present and the body is fully consumed.
     gw_status finish();

@@ -60,7 +60,24 @@
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #endif
+#if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
+#elif defined(__aarch64__) && defined(__ARM_NEON)
+#include <arm_neon.h>
+// xsimd 8.1's NEON code defines these identity casts at global scope and
+// calls them as ::vreinterpretq_X_X; wrapped in our namespace, its own
+// definitions land there, so the global ones are provided here (with
+// internal linkage: nothing is shared between arch files).
+static inline uint8x16_t vreinterpretq_u8_u8(uint8x16_t a) noexcept { return a; }
+static inline int8x16_t vreinterpretq_s8_s8(int8x16_t a) noexcept { return a; }
+static inline uint16x8_t vreinterpretq_u16_u16(uint16x8_t a) noexcept { return a; }
+static inline int16x8_t vreinterpretq_s16_s16(int16x8_t a) noexcept { return a; }
+static inline uint32x4_t vreinterpretq_u32_u32(uint32x4_t a) noexcept { return a; }
+static inline int32x4_t vreinterpretq_s32_s32(int32x4_t a) noexcept { return a; }
+static inline uint64x2_t vreinterpretq_u64_u64(uint64x2_t a) noexcept { return a; }
+static inline int64x2_t vreinterpretq_s64_s64(int64x2_t a) noexcept { return a; }
+static inline float32x4_t vreinterpretq_f32_f32(float32x4_t a) noexcept { return a; }
+#endif
 
 namespace GW_KERN_XSIMD {
 namespace xsimd {}
@@ -100,10 +117,16 @@ inline float float_of(uint32_t u) {
     std::memcpy(&f, &u, sizeof f);
     return f;
 }
+// A little-endian float32 at any alignment (a plain load on little-endian
+// hosts; kept here rather than util/bytes.hpp's load_le, which is not in the
+// anonymous namespace every kernel helper must live in).
 inline float load_f32(const unsigned char* p) {
-    float f;
-    std::memcpy(&f, p, sizeof f);
-    return f;
+    uint32_t u;
+    std::memcpy(&u, p, sizeof u);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    u = __builtin_bswap32(u);
+#endif
+    return float_of(u);
 }
 // Payloads are little-endian.
 inline uint16_t load_le16(const unsigned char* p) { return uint16_t(p[0] | (p[1] << 8)); }
@@ -150,6 +173,9 @@ inline void unroll(Fn&& f) {
 //   blend(m, t, f)      m ? t : f on I lanes (xsimd's integer select does not
 //                       compile at -O0 with GCC on AVX-512)
 //   mulhilo(x, a, h, l) the 64-bit products x_j * a: high halves to h, low to l
+//   div(a, b)           a / b, one correctly rounded IEEE division per lane
+//                       (xsimd 8.1's NEON division is a reciprocal estimate)
+//   floor(v)            floor, exact
 // ---------------------------------------------------------------------------
 template <class A>
 struct Ops;
@@ -195,6 +221,8 @@ struct Ops128 {
         lo = I(_mm_or_si128(_mm_and_si128(pe, low), _mm_slli_epi64(po, 32)));
         hi = I(_mm_or_si128(_mm_srli_epi64(pe, 32), _mm_andnot_si128(low, po)));
     }
+    static F div(const F& a, const F& b) { return a / b; }
+    static F floor(const F& v) { return xsimd::floor(v); }
 };
 
 template <>
@@ -271,6 +299,8 @@ struct Ops<xsimd::avx2> {
         lo = I(_mm256_blend_epi32(pe, _mm256_slli_epi64(po, 32), 0xAA));
         hi = I(_mm256_blend_epi32(_mm256_srli_epi64(pe, 32), po, 0xAA));
     }
+    static F div(const F& a, const F& b) { return a / b; }
+    static F floor(const F& v) { return xsimd::floor(v); }
 };
 #endif  // __AVX2__
 
@@ -311,8 +341,78 @@ struct Ops<xsimd::avx512bw> {
         lo = I(_mm512_mask_blend_epi32(0xAAAA, pe, _mm512_slli_epi64(po, 32)));
         hi = I(_mm512_mask_blend_epi32(0xAAAA, _mm512_srli_epi64(pe, 32), po));
     }
+    static F div(const F& a, const F& b) { return a / b; }
+    static F floor(const F& v) { return xsimd::floor(v); }
 };
 #endif  // AVX-512
+
+#if defined(__aarch64__) && defined(__ARM_NEON)
+// AArch64 Advanced SIMD (NEON, 128 bits: W = 4). Unaligned loads and stores
+// go through byte pointers (LD1/ST1 of bytes have no alignment requirement),
+// which on a little-endian host give the same lanes as x86's loadu/storeu.
+template <>
+struct Ops<xsimd::neon64> {
+    using A = xsimd::neon64;
+    using F = xsimd::batch<float, A>;
+    using D = xsimd::batch<double, A>;
+    using I = xsimd::batch<int32_t, A>;
+    using H = xsimd::batch<int16_t, A>;
+    using BF = xsimd::batch_bool<float, A>;
+    using BI = xsimd::batch_bool<int32_t, A>;
+
+    static uint32x4_t lane_bits() {
+        alignas(16) static constexpr uint32_t kBits[4] = {1, 2, 4, 8};
+        return vld1q_u32(kBits);
+    }
+    static void widen(const F& v, D& lo, D& hi) {
+        const float32x4_t r = v;
+        lo = D(vcvt_f64_f32(vget_low_f32(r)));
+        hi = D(vcvt_high_f64_f32(r));
+    }
+    static uint32_t movemask(const BF& b) {
+        const uint32x4_t m = b;
+        return vaddvq_u32(vandq_u32(m, lane_bits()));
+    }
+    static uint32_t movemask_i(const BI& b) {
+        const uint32x4_t m = b;
+        return vaddvq_u32(vandq_u32(m, lane_bits()));
+    }
+    static BF expand(uint32_t bits) { return BF(vtstq_u32(vdupq_n_u32(bits), lane_bits())); }
+    static I load_u16(const unsigned char* p) {
+        const uint16x4_t h = vreinterpret_u16_u8(vld1_u8(p));
+        return I(vreinterpretq_s32_u32(vmovl_u16(h)));
+    }
+    static void store_u16x2(const I& a, const I& b, unsigned char* p) {
+        const int32x4_t ra = a, rb = b;
+        const uint16x8_t r = vcombine_u16(vmovn_u32(vreinterpretq_u32_s32(ra)),
+                                          vmovn_u32(vreinterpretq_u32_s32(rb)));
+        vst1q_u8(p, vreinterpretq_u8_u16(r));
+    }
+    static H load_h(const unsigned char* p) { return H(vreinterpretq_s16_u8(vld1q_u8(p))); }
+    static I blend(const BI& m, const I& t, const I& f) {
+        const uint32x4_t mm = m;
+        const int32x4_t rt = t, rf = f;
+        return I(vbslq_s32(mm, rt, rf));
+    }
+    static void mulhilo(const I& x, uint32_t a, I& hi, I& lo) {
+        const int32x4_t rx = x;
+        const uint32x4_t xv = vreinterpretq_u32_s32(rx);
+        // [lo0 hi0 lo1 hi1] and [lo2 hi2 lo3 hi3] as 32-bit lanes
+        const uint32x4_t p01 = vreinterpretq_u32_u64(vmull_n_u32(vget_low_u32(xv), a));
+        const uint32x4_t p23 = vreinterpretq_u32_u64(vmull_high_n_u32(xv, a));
+        lo = I(vreinterpretq_s32_u32(vuzp1q_u32(p01, p23)));
+        hi = I(vreinterpretq_s32_u32(vuzp2q_u32(p01, p23)));
+    }
+    static F div(const F& a, const F& b) {
+        const float32x4_t ra = a, rb = b;
+        return F(vdivq_f32(ra, rb));
+    }
+    static F floor(const F& v) {
+        const float32x4_t r = v;
+        return F(vrndmq_f32(r));
+    }
+};
+#endif  // __aarch64__ && __ARM_NEON
 
 // ---------------------------------------------------------------------------
 // What every vector family body starts from. Every vector kernel runs its
@@ -320,6 +420,11 @@ struct Ops<xsimd::avx512bw> {
 // of its family, which performs the same per-element operations, so results
 // do not depend on the split.
 // ---------------------------------------------------------------------------
+// The vector bodies load and store payload bytes as lanes (pack_bits, the
+// half loads, loadf_bytes): they are built for little-endian hosts only; a
+// big-endian host has the scalar target alone.
+static_assert(__BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__, "vector kernels need a little-endian host");
+
 template <class Arch>
 struct VecBase {
     using O = Ops<Arch>;
@@ -393,7 +498,7 @@ struct VecBase {
                 constexpr size_t K = decltype(kk)::value;
                 word |= uint64_t(mask(i + K * W)) << (K * W);
             });
-            std::memcpy(bits + i / 8, &word, 8);  // x86: little-endian
+            std::memcpy(bits + i / 8, &word, 8);  // little-endian host (above)
         }
         for (; i + G <= n; i += G) {
             uint32_t word = 0;

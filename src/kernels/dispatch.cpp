@@ -4,6 +4,7 @@
 // xsimd::available_architectures(): xsimd 8.1 reads the SSE2 bit from the
 // wrong register, does not check that the OS saves YMM/ZMM state (XCR0), and
 // knows nothing of AVX512VL or POPCNT, which our -m flags let the compiler use.
+// On AArch64 NEON support comes from the kernel's HWCAP bits (getauxval).
 #include <atomic>
 #include <cstdlib>
 
@@ -15,12 +16,25 @@
 #include <cpuid.h>
 #define GW_KERN_X86 1
 #endif
+#if defined(__aarch64__) && defined(__linux__)
+#include <sys/auxv.h>
+#if __has_include(<asm/hwcap.h>)
+#include <asm/hwcap.h>
+#endif
+#if !defined(HWCAP_FP)
+#define HWCAP_FP (1UL << 0)  // the AArch64 Linux ABI's bits
+#endif
+#if !defined(HWCAP_ASIMD)
+#define HWCAP_ASIMD (1UL << 1)
+#endif
+#endif
 
 namespace gw::kern {
 namespace {
 
 struct CpuSupport {
     bool sse2 = false, sse4_2 = false, avx2 = false, avx512 = false;
+    bool neon = false;
 };
 
 #if defined(GW_KERN_X86)
@@ -59,10 +73,21 @@ CpuSupport detect_cpu() {
     s.avx512 = s.avx2 && fma && f16c && avx512f && avx512dq && avx512cd && avx512bw && avx512vl &&
                os_zmm;
 #endif
+#if defined(__aarch64__)
+    // Advanced SIMD (and the FP unit it needs) is part of the AArch64 base
+    // architecture, but the kernel reports it, and a kernel or emulator that
+    // hides it (HWCAP without ASIMD) gets the scalar code.
+#if defined(__linux__)
+    const unsigned long hw = getauxval(AT_HWCAP);
+    s.neon = (hw & HWCAP_FP) != 0 && (hw & HWCAP_ASIMD) != 0;
+#else
+    s.neon = true;  // no auxiliary vector: NEON is baseline
+#endif
+#endif
     return s;
 }
 
-const CpuSupport& cpu() {
+[[maybe_unused]] const CpuSupport& cpu() {  // unused where only scalar is built
     static const CpuSupport s = detect_cpu();
     return s;
 }
@@ -72,18 +97,23 @@ const Table* compiled_table(gw_simd_target target) {
     bool ok = false;
     switch (target) {
     case GW_SIMD_SCALAR: t = &table_scalar; ok = true; break;
+#if defined(GW_KERN_X86_TABLES)
     case GW_SIMD_SSE2: t = &table_sse2; ok = cpu().sse2; break;
     case GW_SIMD_SSE4_2: t = &table_sse4_2; ok = cpu().sse4_2; break;
     case GW_SIMD_AVX2: t = &table_avx2; ok = cpu().avx2; break;
     case GW_SIMD_AVX512: t = &table_avx512; ok = cpu().avx512; break;
-    default: return nullptr;
+#endif
+#if defined(GW_KERN_NEON_TABLE)
+    case GW_SIMD_NEON: t = &table_neon; ok = cpu().neon; break;
+#endif
+    default: return nullptr;  // another CPU family's target, or no target
     }
     return (ok && compiled_in(*t)) ? t : nullptr;
 }
 
 const Table* best_table() {
     static const gw_simd_target order[] = {GW_SIMD_AVX512, GW_SIMD_AVX2, GW_SIMD_SSE4_2,
-                                           GW_SIMD_SSE2};
+                                           GW_SIMD_SSE2, GW_SIMD_NEON};
     for (gw_simd_target t : order)
         if (const Table* p = compiled_table(t)) return p;
     return &table_scalar;
@@ -98,8 +128,8 @@ bool name_is(const char* s, const char* name) {  // ASCII case-insensitive
     return *s == '\0' && *name == '\0';
 }
 
-// GW_SIMD=scalar|sse2|sse4.2|avx2|avx512|auto; anything else, or a target the
-// CPU lacks, silently means auto.
+// GW_SIMD=scalar|sse2|sse4.2|avx2|avx512|neon|auto; anything else, or a
+// target the CPU (or this build's CPU family) lacks, silently means auto.
 const Table* table_from_env() {
     const char* v = std::getenv("GW_SIMD");
     if (v == nullptr) return best_table();
@@ -114,6 +144,8 @@ const Table* table_from_env() {
         t = GW_SIMD_AVX2;
     else if (name_is(v, "avx512"))
         t = GW_SIMD_AVX512;
+    else if (name_is(v, "neon"))
+        t = GW_SIMD_NEON;
     const Table* p = table_for(t);
     return p != nullptr ? p : best_table();
 }
@@ -162,6 +194,7 @@ const char* target_name(gw_simd_target target) {
     case GW_SIMD_SSE4_2: return "sse4.2";
     case GW_SIMD_AVX2: return "avx2";
     case GW_SIMD_AVX512: return "avx512";
+    case GW_SIMD_NEON: return "neon";
     }
     return "unknown";
 }

@@ -166,7 +166,8 @@ struct Quantize : VecBase<Arch> {
 
     // Lane l of c0..c3 is block l's words 0..3; out gets them block by block.
     // zip_lo / zip_hi interleave within each 128-bit lane on every x86 target
-    // (unpacklo / unpackhi), so 128-bit lane q of v_w holds block 4q + w.
+    // (unpacklo / unpackhi; on NEON zip1 / zip2 of the one 128-bit register),
+    // so 128-bit lane q of v_w holds block 4q + w.
     static void store_blocks(const I& c0, const I& c1, const I& c2, const I& c3, uint32_t* out) {
         using L = xsimd::batch<int64_t, Arch>;
         const L a = xsimd::bitwise_cast<L>(xsimd::zip_lo(c0, c1)),
@@ -198,9 +199,9 @@ struct Quantize : VecBase<Arch> {
 
     template <bool Pair>
     static F index_of(const F& xv, const F& dv, const F& flo, const F& fhi, const I& w) {
-        F t = xv / dv;
+        F t = O::div(xv, dv);
         if constexpr (Pair) t = (t + F(1.0f)) * F(0.5f);
-        const F f = xsimd::floor(t);
+        const F f = O::floor(t);
         const F r = t - f;
         const F u = xsimd::to_float((w >> 8) & I(0x00FFFFFF)) * F(0x1.0p-24f);
         const F c = f + xsimd::select(u < r, F(1.0f), F(0.0f));

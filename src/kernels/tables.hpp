@@ -8,11 +8,25 @@
 
 namespace gw::kern {
 
+// The arch files meson.build compiles depend on the host CPU family: the
+// scalar one always, the x86 ones on x86, the NEON one on AArch64.
+#if defined(__x86_64__) || defined(__i386__)
+#define GW_KERN_X86_TABLES 1
+#endif
+#if defined(__aarch64__)
+#define GW_KERN_NEON_TABLE 1
+#endif
+
 extern const Table table_scalar;
+#if defined(GW_KERN_X86_TABLES)
 extern const Table table_sse2;
 extern const Table table_sse4_2;
 extern const Table table_avx2;
 extern const Table table_avx512;
+#endif
+#if defined(GW_KERN_NEON_TABLE)
+extern const Table table_neon;
+#endif
 
 // A table with no kernels, for a target this build could not compile.
 constexpr Table empty_table(gw_simd_target target) {

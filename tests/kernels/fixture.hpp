@@ -36,8 +36,10 @@ namespace ref = gw::ref;
 using gw::kern::EfCoef;
 using gw::kern::Table;
 
-const gw_simd_target kTargets[] = {GW_SIMD_SCALAR, GW_SIMD_SSE2, GW_SIMD_SSE4_2, GW_SIMD_AVX2,
-                                   GW_SIMD_AVX512};
+// Every target of every CPU family: those another family's build lacks are
+// reported as not supported (and skipped), never silently dropped.
+const gw_simd_target kTargets[] = {GW_SIMD_SCALAR, GW_SIMD_SSE2,   GW_SIMD_SSE4_2,
+                                   GW_SIMD_AVX2,   GW_SIMD_AVX512, GW_SIMD_NEON};
 
 const size_t kLengths[] = {0,  1,  7,  8,   9,   15,  16,   17,     31,
                            33, 63, 64, 65, 127, 129, 1000, 1000003};

@@ -13,13 +13,16 @@ TEST_P(KernelTest, Axpy) {
         SCOPED_TRACE(describe(c));
         const auto& x = input(c.dist, c.n, 0);
         const auto& acc0 = input(c.dist, c.n, 1);
-        Exact in(x.data(), 4 * c.n, c.bmis);  // a float payload at any byte offset
+        std::vector<unsigned char> le(4 * c.n);  // the payload's little-endian bytes
+        for (size_t i = 0; i < c.n; ++i)
+            for (int b = 0; b < 4; ++b) le[4 * i + b] = static_cast<unsigned char>(fbits(x[i]) >> (8 * b));
+        Exact in(le.data(), 4 * c.n, c.bmis);  // a float payload at any byte offset
         for (float a : alphas) {
             Guarded acc(4 * c.n, 4 * c.fmis);
             acc.fill_from(acc0.data());
             std::vector<float> want(acc0);
             t_->axpy(a, in.data(), acc.f(), c.n);
-            ref::axpy(a, x.data(), want.data(), c.n);
+            ref::axpy(a, le.data(), want.data(), c.n);
             EXPECT_TRUE(same_floats(acc.f(), want.data(), c.n)) << "alpha=" << a;
             EXPECT_TRUE(acc.guards_intact());
         }

@@ -31,14 +31,16 @@ TEST(KernelDispatch, TargetNames) {
     EXPECT_STREQ(gw::kern::target_name(GW_SIMD_SSE4_2), "sse4.2");
     EXPECT_STREQ(gw::kern::target_name(GW_SIMD_AVX2), "avx2");
     EXPECT_STREQ(gw::kern::target_name(GW_SIMD_AVX512), "avx512");
-    EXPECT_STREQ(gw::kern::target_name(static_cast<gw_simd_target>(6)), "unknown");
+    EXPECT_STREQ(gw::kern::target_name(GW_SIMD_NEON), "neon");
     EXPECT_STREQ(gw::kern::target_name(static_cast<gw_simd_target>(7)), "unknown");
 }
 
+// kTargets is in increasing order within each CPU family, and a build has
+// one family's targets (x86's or NEON) besides scalar.
 gw_simd_target best_supported() {
     gw_simd_target best = GW_SIMD_SCALAR;
     for (gw_simd_target t : kTargets)
-        if (gw::kern::table_for(t) != nullptr) best = t;  // kTargets is in increasing order
+        if (gw::kern::table_for(t) != nullptr) best = t;
     return best;
 }
 
@@ -56,16 +58,33 @@ TEST(KernelDispatch, TableFor) {
     ASSERT_NE(gw::kern::table_for(GW_SIMD_AUTO), nullptr);
     EXPECT_EQ(gw::kern::table_for(GW_SIMD_AUTO)->target, best_supported());
     EXPECT_EQ(gw::kern::table_for(GW_SIMD_AUTO), gw::kern::table_for(best_supported()));
-    EXPECT_EQ(gw::kern::table_for(static_cast<gw_simd_target>(6)), nullptr);
     EXPECT_EQ(gw::kern::table_for(static_cast<gw_simd_target>(7)), nullptr);
+    EXPECT_EQ(gw::kern::table_for(static_cast<gw_simd_target>(8)), nullptr);
 #if defined(__x86_64__)
     EXPECT_NE(gw::kern::table_for(GW_SIMD_SSE2), nullptr);  // part of x86-64
 #endif
+#if defined(__aarch64__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    EXPECT_NE(gw::kern::table_for(GW_SIMD_NEON), nullptr);  // part of AArch64
+#endif
+#if !defined(__aarch64__)
+    EXPECT_EQ(gw::kern::table_for(GW_SIMD_NEON), nullptr);
+#endif
+#if !defined(__x86_64__) && !defined(__i386__)
+    for (gw_simd_target t : {GW_SIMD_SSE2, GW_SIMD_SSE4_2, GW_SIMD_AVX2, GW_SIMD_AVX512})
+        EXPECT_EQ(gw::kern::table_for(t), nullptr) << gw::kern::target_name(t);
+#endif
     // The tables dispatch returns are the ones the arch files define.
     EXPECT_EQ(gw::kern::table_for(GW_SIMD_SCALAR), &gw::kern::table_scalar);
+#if defined(GW_KERN_X86_TABLES)
     if (const Table* t = gw::kern::table_for(GW_SIMD_AVX2)) {
         EXPECT_EQ(t, &gw::kern::table_avx2);
     }
+#endif
+#if defined(GW_KERN_NEON_TABLE)
+    if (const Table* t = gw::kern::table_for(GW_SIMD_NEON)) {
+        EXPECT_EQ(t, &gw::kern::table_neon);
+    }
+#endif
 }
 
 TEST(KernelDispatch, SetTarget) {
@@ -85,13 +104,27 @@ TEST(KernelDispatch, SetTarget) {
     }
     // Out-of-range values are not a target this build has.
     ASSERT_EQ(gw::kern::set_target(GW_SIMD_SCALAR), GW_OK);
-    EXPECT_EQ(gw::kern::set_target(static_cast<gw_simd_target>(6)), GW_ERR_UNSUPPORTED);
     EXPECT_EQ(gw::kern::set_target(static_cast<gw_simd_target>(7)), GW_ERR_UNSUPPORTED);
+    EXPECT_EQ(gw::kern::set_target(static_cast<gw_simd_target>(8)), GW_ERR_UNSUPPORTED);
     EXPECT_EQ(gw::kern::active_target(), GW_SIMD_SCALAR);
     // AUTO picks the best and reports it by its real name.
     ASSERT_EQ(gw::kern::set_target(GW_SIMD_AUTO), GW_OK);
     EXPECT_EQ(gw::kern::active_target(), best_supported());
     EXPECT_EQ(&gw::kern::active(), gw::kern::table_for(GW_SIMD_AUTO));
+}
+
+// The lazy choice from GW_SIMD, driven from outside: run this test alone (so
+// that it makes the process's first kernel call) with GW_SIMD set and
+// GW_SIMD_EXPECT naming the target that must result. tests/cross_test.sh does
+// that under user-mode QEMU, where the death tests below cannot run (they
+// re-execute the test binary, which the host kernel cannot load without
+// binfmt_misc). Skipped when GW_SIMD_EXPECT is unset.
+TEST(KernelDispatch, EnvironmentAtFirstUse) {
+    const char* want = std::getenv("GW_SIMD_EXPECT");
+    if (want == nullptr) GTEST_SKIP() << "run alone, with GW_SIMD and GW_SIMD_EXPECT set";
+    const char* env = std::getenv("GW_SIMD");
+    EXPECT_STREQ(gw::kern::target_name(gw::kern::active_target()), want)
+        << "GW_SIMD=" << (env ? env : "(unset)");
 }
 
 // The lazy choice from GW_SIMD happens once per process, so each case runs in
@@ -114,6 +147,8 @@ TEST(KernelDispatchDeathTest, EnvironmentVariable) {
         {"sse4.2", supported_or_best(GW_SIMD_SSE4_2)},
         {"avx2", supported_or_best(GW_SIMD_AVX2)},
         {"avx512", supported_or_best(GW_SIMD_AVX512)},
+        {"neon", supported_or_best(GW_SIMD_NEON)},
+        {"NEON", supported_or_best(GW_SIMD_NEON)},
         {"SCALAR", GW_SIMD_SCALAR},
         {"bogus", best},
         {"", best},

@@ -90,21 +90,21 @@ TEST_P(KernelTest, F32ToF16RoundingEdges) {
     check_encode(*t_, Half::F16, x, 1, 3);
     // Saturation, spelled out.
     const float sat[] = {65504.0f, 65519.0f, 65520.0f, 1e10f, FLT_MAX, -65520.0f, -FLT_MAX};
-    uint16_t h[7];
+    uint8_t h[2 * 7];  // little-endian payload bytes
     t_->f32_to_f16(sat, h, 7);
-    for (int i = 0; i < 5; ++i) EXPECT_EQ(h[i], 0x7BFF) << sat[i];
-    for (int i = 5; i < 7; ++i) EXPECT_EQ(h[i], 0xFBFF) << sat[i];
+    for (int i = 0; i < 5; ++i) EXPECT_EQ(h[2 * i] | h[2 * i + 1] << 8, 0x7BFF) << sat[i];
+    for (int i = 5; i < 7; ++i) EXPECT_EQ(h[2 * i] | h[2 * i + 1] << 8, 0xFBFF) << sat[i];
 }
 
 TEST_P(KernelTest, F32ToBf16RoundingEdges) {
     static const std::vector<float> x = rounding_edges(Half::Bf16);
     check_encode(*t_, Half::Bf16, x, 0, 1);
     const float sat[] = {from_bits(0x7F7F8000), FLT_MAX, -FLT_MAX};
-    uint16_t h[3];
+    uint8_t h[2 * 3];  // little-endian payload bytes
     t_->f32_to_bf16(sat, h, 3);
-    EXPECT_EQ(h[0], 0x7F7F);
-    EXPECT_EQ(h[1], 0x7F7F);
-    EXPECT_EQ(h[2], 0xFF7F);
+    EXPECT_EQ(h[0] | h[1] << 8, 0x7F7F);
+    EXPECT_EQ(h[2] | h[3] << 8, 0x7F7F);
+    EXPECT_EQ(h[4] | h[5] << 8, 0xFF7F);
 }
 
 void check_decode(const Table& t, Half kind, const std::vector<uint8_t>& payload, size_t fmis,
@@ -169,22 +169,25 @@ TEST_P(KernelTest, Bf16ToF32AllPatterns) { check_decode_all_patterns(*t_, Half::
 TEST_P(KernelTest, HalfRoundTrip) {
     // Every finite half / bfloat16 decodes and re-encodes to itself.
     for (Half kind : {Half::F16, Half::Bf16}) {
-        std::vector<uint16_t> h;
+        std::vector<uint8_t> h;  // little-endian payload bytes
         for (uint32_t v = 0; v < 65536; ++v) {
             const bool special =
                 kind == Half::F16 ? ((v >> 10) & 0x1F) == 0x1F : ((v >> 7) & 0xFF) == 0xFF;
-            if (!special) h.push_back(uint16_t(v));
+            if (special) continue;
+            h.push_back(uint8_t(v));
+            h.push_back(uint8_t(v >> 8));
         }
-        std::vector<float> f(h.size());
-        std::vector<uint16_t> back(h.size());
+        const size_t n = h.size() / 2;
+        std::vector<float> f(n);
+        std::vector<uint8_t> back(h.size());
         if (kind == Half::F16) {
-            t_->f16_to_f32(h.data(), f.data(), h.size());
-            t_->f32_to_f16(f.data(), back.data(), f.size());
+            t_->f16_to_f32(h.data(), f.data(), n);
+            t_->f32_to_f16(f.data(), back.data(), n);
         } else {
-            t_->bf16_to_f32(h.data(), f.data(), h.size());
-            t_->f32_to_bf16(f.data(), back.data(), f.size());
+            t_->bf16_to_f32(h.data(), f.data(), n);
+            t_->f32_to_bf16(f.data(), back.data(), n);
         }
-        EXPECT_TRUE(same_bytes(back.data(), h.data(), 2 * h.size()));
+        EXPECT_TRUE(same_bytes(back.data(), h.data(), h.size()));
     }
 }
 
