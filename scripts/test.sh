@@ -5,7 +5,8 @@
 #      examples) and Java (Maven + JUnit 5) bindings
 #   2. clang++ build with AddressSanitizer + UndefinedBehaviorSanitizer: the same suites
 #   3. clang++ with ThreadSanitizer: the concurrent LAGS layer test
-#   4. libFuzzer: each fuzz target for FUZZ_SECONDS (default 60) from its corpus
+#   4. aarch64 (NEON) and s390x (big-endian) cross builds, their suites under qemu-user
+#   5. libFuzzer: each fuzz target for FUZZ_SECONDS (default 60) from its corpus
 # Ends with one line "N passed, N failed" (gtest cases counted one by one).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_packages "${BASE_PACKAGES[@]}" clang libfuzzer-14-dev libclang-rt-14-dev binutils python3 iproute2 python3-matplotlib \
@@ -54,6 +55,13 @@ else
     cat "$results/tsan_build.log"
     echo "fail" >"$results/tsan_build.result"
 fi
+
+# aarch64 (scalar + NEON) and s390x (big-endian, scalar) under user-mode QEMU;
+# every case is counted from the JUnit files the script writes into $results.
+for arch in aarch64 s390x; do
+    echo "== cross $arch under qemu"
+    tests/cross_test.sh "$arch" "$results" || true
+done
 
 echo "== libFuzzer, ${FUZZ_SECONDS}s per target"
 for target in frame state bundle reshard; do
