@@ -11,8 +11,9 @@
 #       (AsyFPG, AsyLPG, Sparse-AsyLPG, Acc-AsyLPG: bits until a loss threshold)
 # Other arguments go to the demo (see its --help), e.g.
 #   bash scripts/demo.sh --quick --methods sgdm,ef
-# Each writes its CSV and a plot of it into demo-results/ (--csv FILE moves the
-# CSV; the plot goes beside it) and ends with a summary.
+# Each writes its CSV and a plot of it into demo-results/ (MODE.csv, MODE.png;
+# MODE-quick.* with --quick; --csv FILE moves the CSV, the plot goes beside it)
+# and ends with a summary.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 mode=sim
 np=0
@@ -30,7 +31,10 @@ while [ $# -gt 0 ]; do
     esac
     shift
 done
-[ -n "$csv" ] || { mkdir -p demo-results; csv=demo-results/$mode.csv; }
+quick=""
+for a in "${args[@]}"; do [ "$a" = --quick ] && quick=-quick; done
+# A --quick run does not overwrite the full run's results.
+[ -n "$csv" ] || { mkdir -p demo-results; csv=demo-results/$mode$quick.csv; }
 png=${csv%.csv}.png
 
 plot() {  # PYTHON SCRIPT [ARGS...]: a plot is a bonus; its failure is reported, not fatal
@@ -42,7 +46,12 @@ plot() {  # PYTHON SCRIPT [ARGS...]: a plot is a bonus; its failure is reported,
     rm -f "$csv.plot.log"
 }
 
-ensure_packages "${BASE_PACKAGES[@]}"
+# One apt-get run for everything the chosen demo needs (an update each costs).
+case $mode in
+    sim) ensure_packages "${BASE_PACKAGES[@]}" python3-matplotlib ;;
+    mpi) ensure_packages "${BASE_PACKAGES[@]}" python3-matplotlib openmpi-bin libopenmpi-dev ;;
+    *) ensure_packages "${BASE_PACKAGES[@]}" swig ;;
+esac
 case $mode in
     ddp|asylpg)
         build_python_package
@@ -56,12 +65,8 @@ case $mode in
         fi
         ;;
     sim|mpi)
-        ensure_packages python3-matplotlib
         target=examples/train_fmnist
-        if [ $mode = mpi ]; then
-            ensure_packages openmpi-bin libopenmpi-dev
-            target=examples/train_fmnist_mpi
-        fi
+        [ $mode = mpi ] && target=examples/train_fmnist_mpi
         # Configured like scripts/test.sh's build, but only the demo is built; a
         # build dir set up before MPI was installed learns of it first.
         if [ ! -f build/build.ninja ]; then

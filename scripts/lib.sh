@@ -49,19 +49,24 @@ build() {
 }
 
 # ninja_progress DIR LOG [TARGET...]: ninja with its output in LOG; when there
-# is much to do, a line on stdout at every tenth of the steps.
+# is much to do, a line on stdout at every tenth of the steps, as they finish
+# (a bash loop: mawk, Debian's awk, holds piped lines until its buffer fills).
 ninja_progress() {
     local dir=$1 log=$2; shift 2
     local todo
     todo=$(ninja -C "$dir" -n "$@" 2>/dev/null | grep -c '^\[' || true)
     [ "$todo" -eq 0 ] || echo "building in $dir: $todo steps${*:+ for $*}"
-    NINJA_STATUS='[%f/%t] ' ninja -C "$dir" "$@" 2>&1 | tee "$log" | awk -v todo="$todo" '
-        BEGIN { next_pct = 10 }
-        todo > 20 && /^\[[0-9]+\/[0-9]+\] / {
-            s = $1; gsub(/[][]/, "", s); split(s, f, "/")
-            pct = int(100 * f[1] / f[2])
-            if (pct >= next_pct) { printf "   %d%% (%d/%d)\n", pct, f[1], f[2]; fflush(); next_pct = pct - pct % 10 + 10 }
-        }'
+    NINJA_STATUS='[%f/%t] ' ninja -C "$dir" "$@" 2>&1 | tee "$log" | {
+        local line pct next=10
+        while IFS= read -r line; do
+            [ "$todo" -gt 20 ] && [[ $line =~ ^\[([0-9]+)/([0-9]+)\]\  ]] || continue
+            pct=$((100 * BASH_REMATCH[1] / BASH_REMATCH[2]))
+            if [ "$pct" -ge "$next" ]; then
+                echo "   $pct% (${BASH_REMATCH[1]}/${BASH_REMATCH[2]})"
+                next=$((pct - pct % 10 + 10))
+            fi
+        done
+    }
     return "${PIPESTATUS[0]}"
 }
 
