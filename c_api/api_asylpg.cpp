@@ -35,7 +35,7 @@ gw_status gw_asylpg_master_create(gw_asylpg_master** h, const gw_asylpg_master_o
     c.tensor = o->tensor;
     c.seed = o->seed;
     c.x0 = x0;
-    return create_handle(h, c);
+    return create_handle(h, o, c);
 }
 
 gw_status gw_asylpg_master_snapshot(const gw_asylpg_master* h, float* out, uint64_t n) {

@@ -22,7 +22,7 @@ gw_status gw_cltk_create(gw_cltk** h, const gw_cltk_options* o, const gw_codec_s
     c.warmup = o->warmup_steps;
     c.tensor = o->tensor;
     c.index = index->p;
-    return create_handle(h, c);
+    return create_handle(h, o, c);
 }
 
 gw_status gw_cltk_values_bound(const gw_cltk* h, size_t* count) {

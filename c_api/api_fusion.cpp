@@ -9,7 +9,7 @@ gw_status gw_fusion_create(gw_fusion** h, const gw_fusion_options* o) {
     if (!h || !o) return GW_ERR_NULL_POINTER;
     if (!known_version(o->version, GW_FUSION_OPTIONS_VERSION)) return GW_ERR_OPTIONS_VERSION;
     if (o->layers == 0 || o->layers > GW_FUSION_MAX_LAYERS) return GW_ERR_INVALID_ARGUMENT;
-    return create_handle(h, o->capacity, o->layers);
+    return create_handle(h, o, o->capacity, o->layers);
 }
 
 gw_status gw_fusion_add(gw_fusion* h, uint32_t layer, const void* frame, size_t size, int* flush) {
@@ -33,14 +33,15 @@ gw_status gw_fusion_flush(gw_fusion* h, void* bundle, size_t capacity, size_t* w
 gw_status gw_bundle_frames(const void* bundle, size_t size, gw_bundle_entry* entries,
                            size_t capacity, size_t* count) {
     if ((!bundle && size) || !count || (!entries && capacity)) return GW_ERR_NULL_POINTER;
-    gw::Scratch mem;
+    gw::Context& cx = gw::thread_context();
+    gw::Scratch mem(cx.alloc());
     auto* e = static_cast<gw::fusion::Entry*>(
         mem.get(capacity < GW_FUSION_MAX_LAYERS ? capacity * sizeof(gw::fusion::Entry) + 1
                                                 : GW_FUSION_MAX_LAYERS * sizeof(gw::fusion::Entry)));
     if (!e) return GW_ERR_OUT_OF_MEMORY;
     size_t n = 0;
-    const gw_status st = gw::fusion::read(static_cast<const uint8_t*>(bundle), size, e,
-                                          capacity, &n, gw::thread_workspace().stage);
+    const gw_status st =
+        gw::fusion::read(cx, static_cast<const uint8_t*>(bundle), size, e, capacity, &n);
     if (st != GW_OK && st != GW_ERR_BUFFER_TOO_SMALL) return st;
     *count = n;
     if (st != GW_OK) return st;

@@ -13,7 +13,7 @@ gw_status gw_index_frame_indices(const void* frame, size_t size, uint32_t* idx, 
                                  size_t* count) {
     if ((!frame && size) || !count || (!idx && capacity)) return GW_ERR_NULL_POINTER;
     gw::frame::View v;
-    const gw_status st = gw::frame::open(frame, size, true, gw::thread_workspace().stage, &v);
+    const gw_status st = gw::frame::open(gw::thread_context(), frame, size, true, &v);
     if (st != GW_OK) return st;
     if (v.params.codec->id != GW_CODEC_INDEX) return GW_ERR_CODEC_MISMATCH;
     if (overlaps(frame, size, idx, span_bytes(capacity, sizeof(uint32_t)))) return GW_ERR_OVERLAP;

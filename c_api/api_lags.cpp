@@ -75,7 +75,7 @@ gw_status gw_lags_plan(const gw_lags_network* net, size_t layers, const uint64_t
     m.ar_beta = net->allreduce_beta;
     m.value_bytes = net->value_bytes;
     m.max_ratio = net->max_ratio;
-    gw::Scratch mem;
+    gw::Scratch mem(gw::malloc_allocator());
     auto* out = static_cast<gw::lags::LayerPlan*>(mem.get(layers * sizeof(gw::lags::LayerPlan) + 1));
     if (!out) return GW_ERR_OUT_OF_MEMORY;
     double tp = 0, td = 0;
@@ -109,7 +109,7 @@ gw_status gw_sparsity_delta(const float* const* xs, uint32_t workers, uint64_t n
         if (!xs[p]) return GW_ERR_NULL_POINTER;
         if (!t.all_finite(xs[p], n)) return GW_ERR_NONFINITE;
     }
-    return gw::lags::delta(xs, workers, n, k, delta);
+    return gw::lags::delta(t, xs, workers, n, k, delta);
 }
 
 }  // extern "C"

@@ -34,7 +34,8 @@ gw_status gw_reshard(const gw_reshard_part* parts, size_t count, const gw_reshar
     for (size_t i = 0; i < count; ++i)
         p[i] = {parts[i].blob, parts[i].size, parts[i].rank, parts[i].offset};
     const gw::reshard::Target t{o->workers_in, o->workers_out, o->rank_out, o->offset, o->length};
-    const gw_status st = gw::reshard::build(p, count, t, out, capacity, written);
+    const gw_status st =
+        gw::reshard::build(gw::kern::active(), p, count, t, out, capacity, written);
     std::free(p);
     return st;
 }

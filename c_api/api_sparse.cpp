@@ -44,7 +44,7 @@ gw_status gw_randk_positions(unsigned int revision, uint64_t seed, uint32_t step
                              uint64_t n, uint64_t k, uint32_t* idx) {
     if (!idx && k) return GW_ERR_NULL_POINTER;
     if (revision < 1 || revision > 2 || n > UINT32_MAX || k > n) return GW_ERR_INVALID_ARGUMENT;
-    gw::randk::for_each_position(revision, seed, step, tensor, n, k,
+    gw::randk::for_each_position(gw::kern::active(), revision, seed, step, tensor, n, k,
                                  [&](uint64_t first, uint64_t c, const uint32_t* p) {
                                      std::memcpy(idx + first, p, c * sizeof(uint32_t));
                                  });
@@ -84,17 +84,16 @@ gw_status gw_codec_contraction(const gw_codec_spec* spec, const gw_encode_ctx* c
     if (!spec || !ratio || (!x && n)) return GW_ERR_NULL_POINTER;
     if (ctx && !known_version(ctx->version, GW_ENCODE_CTX_VERSION)) return GW_ERR_OPTIONS_VERSION;
     if (n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
-    gw::Workspace& ws = gw::thread_workspace();
-    gw::EncodeCtx c;
-    if (ctx) c = gw::EncodeCtx{ctx->seed, ctx->step, ctx->tensor, nullptr};
-    c.scratch = &ws.codec;
-    return gw::frame::contraction(spec->p, c, x, n, ws.stage, ratio);
+    gw::Context& cx = gw::thread_context();
+    const gw::EncodeCtx c =
+        ctx ? gw::encode_ctx(cx, ctx->seed, ctx->step, ctx->tensor) : gw::encode_ctx(cx, 0, 0, 0);
+    return gw::frame::contraction(cx, spec->p, c, x, n, ratio);
 }
 
 gw_status gw_frame_compression_ratio(const void* frame, size_t size, double* ratio) {
     if (!ratio || (!frame && size)) return GW_ERR_NULL_POINTER;
     gw::frame::View v;
-    const gw_status st = gw::frame::open(frame, size, true, gw::thread_workspace().stage, &v);
+    const gw_status st = gw::frame::open(gw::thread_context(), frame, size, true, &v);
     if (st != GW_OK) return st;
     *ratio = 4.0 * static_cast<double>(v.count) / static_cast<double>(v.frame_size);
     return GW_OK;

@@ -219,17 +219,13 @@ gw_status gw_encode(const gw_codec_spec* spec, const gw_encode_ctx* ctx, const v
     if (ctx && !known_version(ctx->version, GW_ENCODE_CTX_VERSION)) return GW_ERR_OPTIONS_VERSION;
     if (!valid_dtype(dtype) || n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
     if (overlaps(x, span_bytes(n, dtype_size(dtype)), frame, capacity)) return GW_ERR_OVERLAP;
-    gw::Workspace& ws = gw::thread_workspace();
-    const float* xf = gw::widen_to_f32(x, dtype, n, ws.convert);
+    gw::Context& cx = gw::thread_context();
+    const float* xf = gw::widen_to_f32(cx.k(), x, dtype, n, cx.convert);
     if (!xf && n) return GW_ERR_OUT_OF_MEMORY;
-    gw::EncodeCtx c;
-    uint64_t tag = 0;
-    if (ctx) {
-        c = gw::EncodeCtx{ctx->seed, ctx->step, ctx->tensor, nullptr};
-        tag = ctx->tag;
-    }
-    c.scratch = &ws.codec;
-    return gw::frame::encode(spec->p, c, tag, xf, n, frame, capacity, written, nullptr, ws.stage);
+    const gw::EncodeCtx c =
+        ctx ? gw::encode_ctx(cx, ctx->seed, ctx->step, ctx->tensor) : gw::encode_ctx(cx, 0, 0, 0);
+    const uint64_t tag = ctx ? ctx->tag : 0;
+    return gw::frame::encode(cx, spec->p, c, tag, xf, n, frame, capacity, written, nullptr);
 }
 
 gw_status gw_decode(const void* frame, size_t size, float* out, uint64_t capacity,
@@ -237,11 +233,12 @@ gw_status gw_decode(const void* frame, size_t size, float* out, uint64_t capacit
     if ((!frame && size) || (!out && capacity)) return GW_ERR_NULL_POINTER;
     if (capacity > GW_MAX_ELEMENTS) capacity = GW_MAX_ELEMENTS;
     if (overlaps(frame, size, out, span_bytes(capacity, 4))) return GW_ERR_OVERLAP;
+    gw::Context& cx = gw::thread_context();
     gw::frame::View v;
-    const gw_status st = gw::frame::open(frame, size, true, gw::thread_workspace().stage, &v);
+    const gw_status st = gw::frame::open(cx, frame, size, true, &v);
     if (st != GW_OK) return st;
     if (v.count > capacity) return GW_ERR_BUFFER_TOO_SMALL;
-    if (v.count) v.params.codec->decode(v.params, v.payload, v.payload_len, v.count, out);
+    if (v.count) v.params.codec->decode(cx.k(), v.params, v.payload, v.payload_len, v.count, out);
     if (count) *count = v.count;
     return GW_OK;
 }
@@ -251,11 +248,12 @@ gw_status gw_decode_accumulate(const void* frame, size_t size, float alpha, floa
     if ((!frame && size) || (!acc && n)) return GW_ERR_NULL_POINTER;
     if (!std::isfinite(alpha) || n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
     if (overlaps(frame, size, acc, span_bytes(n, 4))) return GW_ERR_OVERLAP;
+    gw::Context& cx = gw::thread_context();
     gw::frame::View v;
-    const gw_status st = gw::frame::open(frame, size, true, gw::thread_workspace().stage, &v);
+    const gw_status st = gw::frame::open(cx, frame, size, true, &v);
     if (st != GW_OK) return st;
     if (v.count != n) return GW_ERR_COUNT_MISMATCH;
-    if (n) v.params.codec->accumulate(v.params, v.payload, v.payload_len, n, alpha, acc);
+    if (n) v.params.codec->accumulate(cx.k(), v.params, v.payload, v.payload_len, n, alpha, acc);
     return GW_OK;
 }
 
@@ -276,26 +274,26 @@ gw_status gw_decode_accumulate_many(const void* const* frames, const size_t* siz
             return st;
         }
     }
-    gw::Workspace& ws = gw::thread_workspace();
+    gw::Context& cx = gw::thread_context();
     gw::frame::Many m;
     const gw_status st = gw::frame::open_many(
-        frames, sizes, count, n, ws, [](const gw::frame::View&) { return GW_OK; }, &m, bad);
+        frames, sizes, count, n, cx, [](const gw::frame::View&) { return GW_OK; }, &m, bad);
     if (st != GW_OK) return st;
-    gw::frame::add_all(m, n, alpha, acc, ws.stage);
+    gw::frame::add_all(cx, m, n, alpha, acc);
     return GW_OK;
 }
 
 gw_status gw_scaled_sign_phi(const float* x, uint64_t n, uint32_t block_size, double* phi) {
     if ((!x && n) || !phi) return GW_ERR_NULL_POINTER;
     if (n > GW_MAX_ELEMENTS) return GW_ERR_INVALID_ARGUMENT;
-    return gw::scaled_sign_phi(x, n, block_size, phi);
+    return gw::scaled_sign_phi(gw::kern::active(), x, n, block_size, phi);
 }
 
 /* Frames -------------------------------------------------------------------- */
 
 gw_status gw_frame_size(const void* header, size_t size, size_t* frame_size) {
     if ((!header && size) || !frame_size) return GW_ERR_NULL_POINTER;
-    return gw::frame::frame_size(header, size, frame_size);
+    return gw::frame::frame_size(gw::kern::active(), header, size, frame_size);
 }
 
 gw_status gw_frame_info_init(gw_frame_info* info, unsigned int version) {
@@ -306,7 +304,7 @@ gw_status gw_frame_inspect(const void* frame, size_t size, gw_frame_info* info) 
     if ((!frame && size) || !info) return GW_ERR_NULL_POINTER;
     if (!known_version(info->version, GW_FRAME_INFO_VERSION)) return GW_ERR_OPTIONS_VERSION;
     gw::frame::View v;
-    const gw_status st = gw::frame::open(frame, size, false, gw::thread_workspace().stage, &v);
+    const gw_status st = gw::frame::open(gw::thread_context(), frame, size, false, &v);
     if (st != GW_OK) return st;
     info->format_version = v.format;
     info->codec = v.params.codec->id;
@@ -321,7 +319,7 @@ gw_status gw_frame_inspect(const void* frame, size_t size, gw_frame_info* info) 
 gw_status gw_frame_spec(const void* frame, size_t size, gw_codec_spec** spec) {
     if ((!frame && size) || !spec) return GW_ERR_NULL_POINTER;
     gw::frame::View v;
-    const gw_status st = gw::frame::open(frame, size, false, gw::thread_workspace().stage, &v);
+    const gw_status st = gw::frame::open(gw::thread_context(), frame, size, false, &v);
     if (st != GW_OK) return st;
     gw_codec_spec* s = new (std::nothrow) gw_codec_spec{v.params};
     if (!s) return GW_ERR_OUT_OF_MEMORY;
@@ -351,7 +349,7 @@ gw_status gw_worker_create(gw_worker** w, const gw_worker_options* o, const gw_c
     c.error_feedback = o->error_feedback == 1;
     c.tensor = o->tensor;
     c.seed = o->seed;
-    return create_handle(w, c);
+    return create_handle(w, o, c);
 }
 
 gw_status gw_worker_step(gw_worker* w, const void* grad, gw_dtype dtype, uint64_t n, float lr,
@@ -398,7 +396,7 @@ gw_status gw_server_create(gw_server** s, const gw_server_options* o,
     c.error_feedback = o->error_feedback == 1;
     c.tensor = o->tensor;
     c.check_tag = o->check_tag == 1;
-    return create_handle(s, c);
+    return create_handle(s, o, c);
 }
 
 gw_status gw_server_push(gw_server* s, const void* frame, size_t size) {

@@ -32,12 +32,13 @@ using namespace gw::api;
         return load(h, blob, size);                                                       \
     }
 
-#define GW_HANDLE(name, NAME, Impl, bound, steps, state)                             \
+#define GW_HANDLE(name, NAME, Impl, bound, steps, state)                               \
     gw_status gw_##name##_options_init(gw_##name##_options* o, unsigned int version) { \
         return init_versioned(o, version, GW_##NAME##_OPTIONS_VERSION,                 \
-                              gw_##name##_options GW_##NAME##_OPTIONS_INIT);           \
+                              gw_##name##_options GW_##NAME##_OPTIONS_INIT,            \
+                              offsetof(gw_##name##_options, simd));                    \
     }                                                                                  \
-    void gw_##name##_free(gw_##name* h) { delete h; }                                  \
+    void gw_##name##_free(gw_##name* h) { destroy_handle(h); }                         \
     GW_PLUMB_BOUND_##bound(name) GW_PLUMB_STEPS_##steps(name) GW_PLUMB_STATE_##state(name)
 
 extern "C" {

@@ -21,19 +21,48 @@
 
 namespace gw::api {
 
+// Free: the allocator is copied out before the handle that holds it goes.
+template <class H> void destroy_handle(H* h) {
+    if (!h) return;
+    const gw::Allocator a = h->impl.context().alloc();
+    h->~H();
+    a.release(h);
+}
+
 // May a checkpoint be taken now? CLT-k's only between rounds (docs/c-api.md);
 // every other machine at any time.
 inline bool save_ready(const gw::Cltk& m) { return m.between_rounds(); }
 template <class M> bool save_ready(const M&) { return true; }
 
-// Create: allocate, init the machine with the translated config, hand out.
-template <class H, class... Config>
-gw_status create_handle(H** out, const Config&... c) {
-    H* h = new (std::nothrow) H();
-    if (!h) return GW_ERR_OUT_OF_MEMORY;
-    const gw_status st = h->impl.init(c...);
+// The kernels and allocator options of version 2 ask for; version 1: the
+// process's target and malloc.
+template <class Options> gw_status backend_of(const Options* o, gw::Backend* b) {
+    if (o->version < 2) return GW_OK;
+    const gw_simd_target t = checked_target(o->simd);
+    if (t != GW_SIMD_AUTO) {
+        b->kernels = gw::kern::table_for(t);
+        if (!b->kernels) return enum_value(t) == 7 ? GW_ERR_INVALID_ARGUMENT : GW_ERR_UNSUPPORTED;
+    }
+    if (const gw_allocator* a = o->allocator) {
+        if (!a->alloc || !a->free) return GW_ERR_NULL_POINTER;
+        b->alloc = gw::Allocator{a->alloc, a->free, a->user};
+    }
+    return GW_OK;
+}
+
+// Create: the handle itself comes from the options' allocator too; init the
+// machine with the translated config, hand out.
+template <class H, class Options, class... Config>
+gw_status create_handle(H** out, const Options* o, const Config&... c) {
+    gw::Backend b;
+    gw_status st = backend_of(o, &b);
+    if (st != GW_OK) return st;
+    void* mem = b.alloc.allocate(sizeof(H), alignof(H));
+    if (!mem) return GW_ERR_OUT_OF_MEMORY;
+    H* h = new (mem) H();
+    st = h->impl.init(b, c...);
     if (st != GW_OK) {
-        delete h;
+        destroy_handle(h);
         return st;
     }
     *out = h;
@@ -53,7 +82,7 @@ gw_status create_tensor_machine(H** h, const Options* o, unsigned int current,
     c.tensor = o->tensor;
     c.seed = o->seed;
     c.codec = codec->p;
-    return create_handle(h, c);
+    return create_handle(h, o, c);
 }
 
 // Checkpoints: the bound, save and load of the machine's field list.

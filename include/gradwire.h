@@ -86,6 +86,31 @@ GW_API int gw_simd_target_supported(gw_simd_target target);
 GW_API const char *gw_simd_target_name(gw_simd_target target);
 
 /* ------------------------------------------------------------------------ */
+/* Handle backends: kernels and memory per handle                             */
+/* ------------------------------------------------------------------------ */
+/* Version 2 of every handle's options (worker, server, cltk, lags_layer,
+ * fusion, asylpg_master, asylpg_worker) ends with two fields:
+ *   gw_simd_target simd;   the handle's kernels; GW_SIMD_AUTO (the INIT
+ *                          value): the process's target when it is created.
+ *                          Any target gives the same bytes; one the CPU lacks
+ *                          is GW_ERR_UNSUPPORTED at create.
+ *   const gw_allocator *allocator;  NULL (INIT): malloc and free. Otherwise
+ *                          every byte the handle holds (the handle itself, its
+ *                          state, scratch, zstd contexts) comes from it, from
+ *                          create to free; the handle copies the struct.
+ * Handles of different targets and allocators may live side by side.
+ * Version 1 options (callers built before 0.4) get the process's target and
+ * malloc. Stateless calls (gw_compress, gw_decode, ...) always do: the
+ * process's target, and per-thread scratch from malloc. */
+typedef struct gw_allocator {
+    /* `size` bytes aligned to `alignment` (a power of two, at most 64), or NULL. */
+    void *(*alloc)(void *user, size_t size, size_t alignment);
+    /* Releases what alloc returned (never called with NULL). */
+    void (*free)(void *user, void *ptr);
+    void *user;
+} gw_allocator;
+
+/* ------------------------------------------------------------------------ */
 /* Codecs and their parameters                                                */
 /* ------------------------------------------------------------------------ */
 /* Name of a codec ("scaled_sign"), or NULL for an unknown id. */
@@ -236,7 +261,7 @@ GW_API gw_status gw_frame_spec(const void *frame, size_t size, gw_codec_spec **s
 /* ------------------------------------------------------------------------ */
 /* Worker error feedback (dist-EF-SGD / dist-EF-blockSGDM / signum worker)    */
 /* ------------------------------------------------------------------------ */
-#define GW_WORKER_OPTIONS_VERSION 1
+#define GW_WORKER_OPTIONS_VERSION 2
 typedef struct gw_worker_options {
     unsigned int version;      /* GW_WORKER_OPTIONS_VERSION */
     uint64_t n;                /* tensor (or slice) length, 1..GW_MAX_ELEMENTS */
@@ -245,9 +270,11 @@ typedef struct gw_worker_options {
     int error_feedback;        /* 1: keep the residual e (default); 0: drop it */
     uint32_t tensor;           /* tensor id: frames are tagged GW_TAG(tensor, step) */
     uint64_t seed;             /* for stochastic codecs */
+    gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
+    const gw_allocator *allocator; /* version 2: NULL = malloc */
 } gw_worker_options;
 #define GW_WORKER_OPTIONS_INIT \
-    { GW_WORKER_OPTIONS_VERSION, 0, GW_MOMENTUM_NESTEROV, 0.9f, 1, 0, 0 }
+    { GW_WORKER_OPTIONS_VERSION, 0, GW_MOMENTUM_NESTEROV, 0.9f, 1, 0, 0, GW_SIMD_AUTO, NULL }
 GW_API gw_status gw_worker_options_init(gw_worker_options *opts, unsigned int version);
 
 typedef struct gw_worker gw_worker;
@@ -277,7 +304,7 @@ GW_API gw_status gw_worker_load(gw_worker *worker, const void *blob, size_t size
 /* ------------------------------------------------------------------------ */
 /* Server error feedback (two-way compression; optional slice ownership)      */
 /* ------------------------------------------------------------------------ */
-#define GW_SERVER_OPTIONS_VERSION 1
+#define GW_SERVER_OPTIONS_VERSION 2
 typedef struct gw_server_options {
     unsigned int version;      /* GW_SERVER_OPTIONS_VERSION */
     uint64_t total;            /* length of the whole tensor */
@@ -287,8 +314,11 @@ typedef struct gw_server_options {
     int error_feedback;        /* 1: keep e_s (default); 0: none (majority vote with SIGN) */
     uint32_t tensor;           /* tensor id: pushes must be tagged GW_TAG(tensor, step) */
     int check_tag;             /* 1 (default): reject frames of another tensor or round */
+    gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
+    const gw_allocator *allocator; /* version 2: NULL = malloc */
 } gw_server_options;
-#define GW_SERVER_OPTIONS_INIT { GW_SERVER_OPTIONS_VERSION, 0, 0, 0, 1, 1, 0, 1 }
+#define GW_SERVER_OPTIONS_INIT \
+    { GW_SERVER_OPTIONS_VERSION, 0, 0, 0, 1, 1, 0, 1, GW_SIMD_AUTO, NULL }
 GW_API gw_status gw_server_options_init(gw_server_options *opts, unsigned int version);
 
 /* Contiguous partition of `total` elements into `parts` slices: slice `index`
@@ -350,7 +380,7 @@ GW_API gw_status gw_server_load(gw_server *server, const void *blob, size_t size
  * pointers, before the other arguments) and changes nothing. The first
  * warmup_steps rounds are dense: no leader (GW_CLTK_NO_LEADER), extract with
  * no frame gives all n values. Checkpoints are taken between rounds. */
-#define GW_CLTK_OPTIONS_VERSION 1
+#define GW_CLTK_OPTIONS_VERSION 2
 typedef struct gw_cltk_options {
     unsigned int version;      /* GW_CLTK_OPTIONS_VERSION */
     uint64_t n;                /* tensor length, 1..2^32-1 */
@@ -359,8 +389,10 @@ typedef struct gw_cltk_options {
     float beta;                /* low-pass filter in (0, 1]; 1 = plain error feedback */
     uint64_t warmup_steps;     /* dense rounds before compression starts */
     uint32_t tensor;           /* index frames are tagged GW_TAG(tensor, step) */
+    gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
+    const gw_allocator *allocator; /* version 2: NULL = malloc */
 } gw_cltk_options;
-#define GW_CLTK_OPTIONS_INIT { GW_CLTK_OPTIONS_VERSION, 0, 1, 0, 1.0f, 0, 0 }
+#define GW_CLTK_OPTIONS_INIT { GW_CLTK_OPTIONS_VERSION, 0, 1, 0, 1.0f, 0, 0, GW_SIMD_AUTO, NULL }
 GW_API gw_status gw_cltk_options_init(gw_cltk_options *opts, unsigned int version);
 
 /* gw_cltk_leader during a dense warm-up round; for gw_cltk_set_leader: cyclic. */
@@ -440,14 +472,16 @@ GW_API gw_status gw_rng_uniform(uint64_t seed, uint32_t step, uint32_t tensor,
  * eps = acc - decoded. The caller all-gathers the frames and applies
  * v -= (1/P) sum_p decoded_p (gw_decode_accumulate, alpha = -1/P). Handles
  * of different layers may be driven from different threads at once. */
-#define GW_LAGS_LAYER_OPTIONS_VERSION 1
+#define GW_LAGS_LAYER_OPTIONS_VERSION 2
 typedef struct gw_lags_layer_options {
     unsigned int version;      /* GW_LAGS_LAYER_OPTIONS_VERSION */
     uint64_t n;                /* layer length, 1..2^32-1 */
     uint32_t tensor;           /* frames are tagged GW_TAG(tensor, step) */
     uint64_t seed;             /* for stochastic selections */
+    gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
+    const gw_allocator *allocator; /* version 2: NULL = malloc */
 } gw_lags_layer_options;
-#define GW_LAGS_LAYER_OPTIONS_INIT { GW_LAGS_LAYER_OPTIONS_VERSION, 0, 0, 0 }
+#define GW_LAGS_LAYER_OPTIONS_INIT { GW_LAGS_LAYER_OPTIONS_VERSION, 0, 0, 0, GW_SIMD_AUTO, NULL }
 GW_API gw_status gw_lags_layer_options_init(gw_lags_layer_options *opts, unsigned int version);
 
 typedef struct gw_lags_layer gw_lags_layer;
@@ -525,13 +559,15 @@ GW_API gw_status gw_sparsity_delta(const float *const *xs, uint32_t workers, uin
  * several threads at once (it locks); the bundle lists frames by layer, so its
  * bytes do not depend on the order in which layers finished. */
 #define GW_FUSION_MAX_LAYERS 65536u
-#define GW_FUSION_OPTIONS_VERSION 1
+#define GW_FUSION_OPTIONS_VERSION 2
 typedef struct gw_fusion_options {
     unsigned int version;      /* GW_FUSION_OPTIONS_VERSION */
     size_t capacity;           /* flush once this many frame bytes are pending */
     uint32_t layers;           /* layers per iteration, 1..GW_FUSION_MAX_LAYERS */
+    gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
+    const gw_allocator *allocator; /* version 2: NULL = malloc */
 } gw_fusion_options;
-#define GW_FUSION_OPTIONS_INIT { GW_FUSION_OPTIONS_VERSION, (size_t)1 << 16, 0 }
+#define GW_FUSION_OPTIONS_INIT { GW_FUSION_OPTIONS_VERSION, (size_t)1 << 16, 0, GW_SIMD_AUTO, NULL }
 GW_API gw_status gw_fusion_options_init(gw_fusion_options *opts, unsigned int version);
 
 typedef struct gw_fusion gw_fusion;
@@ -577,7 +613,7 @@ GW_API gw_status gw_bundle_frames(const void *bundle, size_t size, gw_bundle_ent
  * (gw_asylpg_worker_step), the master applies it (gw_asylpg_master_push).
  * Workers may run asynchronously: a gradient frame is accepted if computed
  * on a model at most tau versions old (GW_ERR_STALE otherwise). */
-#define GW_ASYLPG_MASTER_OPTIONS_VERSION 1
+#define GW_ASYLPG_MASTER_OPTIONS_VERSION 2
 typedef struct gw_asylpg_master_options {
     unsigned int version;      /* GW_ASYLPG_MASTER_OPTIONS_VERSION */
     uint64_t n;                /* model length */
@@ -592,9 +628,12 @@ typedef struct gw_asylpg_master_options {
     uint32_t model_block;      /* block_size of the model quantizer, 0 = whole model */
     uint32_t tensor;           /* frames are tagged GW_TAG(tensor, version) */
     uint64_t seed;             /* model quantizer's random stream */
+    gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
+    const gw_allocator *allocator; /* version 2: NULL = malloc */
 } gw_asylpg_master_options;
 #define GW_ASYLPG_MASTER_OPTIONS_INIT \
-    { GW_ASYLPG_MASTER_OPTIONS_VERSION, 0, GW_ASYLPG_PLAIN, 0.1f, 0.0f, 0.0f, 1, 0, 1.0f, 8, 8, 0, 0, 0 }
+    { GW_ASYLPG_MASTER_OPTIONS_VERSION, 0, GW_ASYLPG_PLAIN, 0.1f, 0.0f, 0.0f, 1, 0, 1.0f, 8, 8, \
+      0, 0, 0, GW_SIMD_AUTO, NULL }
 GW_API gw_status gw_asylpg_master_options_init(gw_asylpg_master_options *opts, unsigned int version);
 
 typedef struct gw_asylpg_master gw_asylpg_master;
@@ -629,14 +668,17 @@ GW_API gw_status gw_asylpg_master_save(const gw_asylpg_master *master, void *blo
                                        size_t capacity, size_t *written);
 GW_API gw_status gw_asylpg_master_load(gw_asylpg_master *master, const void *blob, size_t size);
 
-#define GW_ASYLPG_WORKER_OPTIONS_VERSION 1
+#define GW_ASYLPG_WORKER_OPTIONS_VERSION 2
 typedef struct gw_asylpg_worker_options {
     unsigned int version;      /* GW_ASYLPG_WORKER_OPTIONS_VERSION */
     uint64_t n;
     uint32_t tensor;           /* the master's tensor id */
     uint64_t seed;             /* this worker's random stream: give each worker its own */
+    gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
+    const gw_allocator *allocator; /* version 2: NULL = malloc */
 } gw_asylpg_worker_options;
-#define GW_ASYLPG_WORKER_OPTIONS_INIT { GW_ASYLPG_WORKER_OPTIONS_VERSION, 0, 0, 0 }
+#define GW_ASYLPG_WORKER_OPTIONS_INIT \
+    { GW_ASYLPG_WORKER_OPTIONS_VERSION, 0, 0, 0, GW_SIMD_AUTO, NULL }
 GW_API gw_status gw_asylpg_worker_options_init(gw_asylpg_worker_options *opts, unsigned int version);
 
 typedef struct gw_asylpg_worker gw_asylpg_worker;

@@ -332,7 +332,7 @@ TEST(Cltk, LeaderOverrideWarmupAndOptions) {
     ASSERT_EQ(gw_cltk_reset_round(h.h), GW_OK);
     // Options.
     gw_cltk_options o;
-    EXPECT_EQ(gw_cltk_options_init(&o, 2), GW_ERR_OPTIONS_VERSION);
+    EXPECT_EQ(gw_cltk_options_init(&o, GW_CLTK_OPTIONS_VERSION + 1), GW_ERR_OPTIONS_VERSION);
     ASSERT_EQ(gw_cltk_options_init(&o, GW_CLTK_OPTIONS_VERSION), GW_OK);
     gw_cltk* bad = nullptr;
     o.n = n;

@@ -584,7 +584,7 @@ TEST(Worker, RejectsBadArguments) {
     EXPECT_EQ(gw_worker_create(&h, &o, c), GW_ERR_INVALID_ARGUMENT);
     o.mu = 0.0f;
     EXPECT_EQ(gw_worker_create(&h, &o, nullptr), GW_ERR_NULL_POINTER);
-    o.version = 2;
+    o.version = GW_WORKER_OPTIONS_VERSION + 1;
     EXPECT_EQ(gw_worker_create(&h, &o, c), GW_ERR_OPTIONS_VERSION);
     EXPECT_EQ(h, nullptr);
     o.version = GW_WORKER_OPTIONS_VERSION;

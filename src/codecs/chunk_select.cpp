@@ -5,15 +5,15 @@
 
 namespace gw::chunks {
 
-uint64_t select(const float* x, uint64_t n, const Shares& s, uint32_t* idx, void* work) {
+uint64_t select(const kern::Table& kt, const float* x, uint64_t n, const Shares& s, uint32_t* idx,
+                void* work) {
     if (n == 0 || s.total() == 0) return 0;
-    const kern::Table& t = kern::active();
     const uint64_t c = s.chunk();
     uint64_t w = 0;
     for (uint64_t off = 0, j = 0; off < n; off += c, ++j) {
         const uint64_t cj = n - off < c ? n - off : c;
         const uint64_t kj = s(j);
-        t.topk_select(x + off, cj, kj, idx + w, work, kern::kTopkScratchBytes);
+        kt.topk_select(x + off, cj, kj, idx + w, work, kern::kTopkScratchBytes);
         // Chunk-local indices become tensor indices (off + cj <= n < 2^32).
         for (uint64_t i = w; i < w + kj; ++i) idx[i] += static_cast<uint32_t>(off);
         w += kj;

@@ -90,7 +90,8 @@ inline uint64_t max_entries(const CodecParams& p, uint64_t n) { return shares_of
 // Indices of the chunk-wise top-k of finite x[0..n), increasing, into idx
 // (room for s.total()); returns how many. `work`: kern::kTopkScratchBytes,
 // 64-byte aligned.
-uint64_t select(const float* x, uint64_t n, const Shares& s, uint32_t* idx, void* work);
+uint64_t select(const kern::Table& kt, const float* x, uint64_t n, const Shares& s, uint32_t* idx,
+                void* work);
 
 // Index planes already checked against n (sparse::check_gaps): GW_OK, or
 // GW_ERR_FRAME_INDEX if some chunk holds more than its share under the

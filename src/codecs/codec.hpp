@@ -36,7 +36,8 @@
 #include <cstdint>
 
 #include "gradwire_types.h"
-#include "util/scratch.hpp"
+#include "kernels/kernels.hpp"
+#include "kernels/context.hpp"
 
 namespace gw {
 
@@ -72,13 +73,19 @@ struct CodecParams {
 };
 
 // What an encode may depend on besides the input: stochastic codecs draw from
-// (seed, step, tensor); scratch is working memory owned by the caller.
+// (seed, step, tensor); the kernels and the scratch (working memory) are the
+// caller's context's. Every other entry point that computes takes the
+// kernel table as its first argument.
 struct EncodeCtx {
     uint64_t seed = 0;
     uint64_t step = 0;
     uint32_t tensor = 0;
+    const kern::Table* k = nullptr;
     Scratch* scratch = nullptr;
 };
+inline EncodeCtx encode_ctx(Context& cx, uint64_t seed, uint64_t step, uint32_t tensor) {
+    return EncodeCtx{seed, step, tensor, &cx.k(), &cx.codec};
+}
 
 // What a codec promises beyond its entry points (Codec::caps), so callers
 // test a capability instead of listing codec ids. The public bits are the
@@ -123,20 +130,21 @@ struct Codec {
                         uint8_t* payload, uint64_t* len, float* residual) = nullptr;
     // Validate an untrusted payload of `len` bytes for n elements: GW_OK,
     // GW_ERR_FRAME_LENGTH, GW_ERR_FRAME_PAYLOAD or GW_ERR_FRAME_INDEX.
-    gw_status (*check)(const CodecParams& p, const uint8_t* payload, uint64_t len,
-                       uint64_t n) = nullptr;
+    gw_status (*check)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                       uint64_t len, uint64_t n) = nullptr;
     // On a checked payload: out = decoded; acc += alpha * decoded.
-    void (*decode)(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n,
-                   float* out) = nullptr;
-    void (*accumulate)(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n,
-                       float alpha, float* acc) = nullptr;
+    void (*decode)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                   uint64_t len, uint64_t n, float* out) = nullptr;
+    void (*accumulate)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                       uint64_t len, uint64_t n, float alpha, float* acc) = nullptr;
     // Optional (null: whole frames only). On a checked payload, elements
     // [lo, hi) only: acc[i - lo] += alpha * decoded[i], the same arithmetic per
     // element as accumulate, so a frame added tile by tile gives the same bits.
     // lo is a multiple of 8; hi is a multiple of 8 or n. Lets many frames be
     // summed tile by tile while the accumulator stays in cache.
-    void (*accumulate_range)(const CodecParams& p, const uint8_t* payload, uint64_t n,
-                             uint64_t lo, uint64_t hi, float alpha, float* acc) = nullptr;
+    void (*accumulate_range)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                             uint64_t n, uint64_t lo, uint64_t hi, float alpha,
+                             float* acc) = nullptr;
     // Optional (null: never). True if elements [lo, hi) of a checked payload
     // decode to +-s, s >= 0, from the bits starting at bit 0 of *bits (bit set:
     // -s); sets *bits and *s. Lets the frames of a round be summed by one
@@ -243,21 +251,23 @@ gw_status read_params(const Codec& c, const uint8_t* in, size_t size, CodecParam
 
 // x as float32: itself for GW_DTYPE_F32, else f16/bf16 widened into scratch
 // (nullptr if that allocation fails). x is in host byte order.
-const float* widen_to_f32(const void* x, gw_dtype dtype, uint64_t n, Scratch& scratch);
+const float* widen_to_f32(const kern::Table& kt, const void* x, gw_dtype dtype, uint64_t n,
+                          Scratch& scratch);
 
 // acc[i] = acc[i] + a * x[i] over host floats. The axpy kernel reads a
 // little-endian float32 payload, which host floats are on little-endian
 // hosts only; elsewhere this is the same arithmetic in a plain loop.
-void axpy_host(float a, const float* x, float* acc, uint64_t n);
+void axpy_host(const kern::Table& kt, float a, const float* x, float* acc, uint64_t n);
 
 // Residual for codecs without a fused path: residual = x - decoded.
-void generic_residual(const CodecParams& p, const float* x, uint64_t n, const uint8_t* payload,
-                      uint64_t len, float* residual);
+void generic_residual(const kern::Table& kt, const CodecParams& p, const float* x, uint64_t n,
+                      const uint8_t* payload, uint64_t len, float* residual);
 
 // Indices of a checked index-codec payload (its count first) into out.
 void index_payload_indices(const uint8_t* payload, uint32_t* out);
 
 // Diagnostic of the blockwise scaled sign: min_b ||v_b||_1^2 / (d_b ||v_b||_2^2).
-gw_status scaled_sign_phi(const float* x, uint64_t n, uint32_t block_size, double* phi);
+gw_status scaled_sign_phi(const kern::Table& kt, const float* x, uint64_t n, uint32_t block_size,
+                          double* phi);
 
 }  // namespace gw

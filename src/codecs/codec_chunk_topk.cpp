@@ -29,15 +29,16 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
                                        sparse::Values::kYes, &s);
     if (st != GW_OK) return st;
     const auto [mem, idx, val] = s;
-    const uint64_t k = chunks::select(x, n, shares, idx, mem);
-    sparse::write(p.v[kValueDtype], x, n, idx, val, k, payload, len, residual);
+    const uint64_t k = chunks::select(*ctx.k, x, n, shares, idx, mem);
+    sparse::write(*ctx.k, p.v[kValueDtype], x, n, idx, val, k, payload, len, residual);
     return GW_OK;
 }
 
-gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
+gw_status check(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t len,
+                uint64_t n) {
     const int64_t vdt = p.v[kValueDtype];
     const chunks::Shares shares = chunks::shares_of(p, n);
-    const gw_status st = sparse::check(vdt, shares.total(), payload, len, n);
+    const gw_status st = sparse::check(kt, vdt, shares.total(), payload, len, n);
     if (st != GW_OK) return st;
     const uint64_t nnz = load_le<uint32_t>(payload);
     return chunks::check_counts(payload + 4 + nnz * sparse::value_size(vdt), nnz, n, shares);

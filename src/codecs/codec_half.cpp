@@ -13,51 +13,50 @@ bool max_payload(const CodecParams&, uint64_t n, uint64_t* bytes) {
     return true;
 }
 
-template <gw_codec_id Id>
-void accumulate(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n, float alpha,
-                float* acc) {
+template <gw_codec_id Id> void accumulate(const kern::Table& kt, const CodecParams&,
+                                          const uint8_t* payload, uint64_t, uint64_t n, float alpha,
+                                          float* acc) {
     if (Id == GW_CODEC_FP16)
-        kern::active().f16_accumulate(payload, alpha, acc, n);
+        kt.f16_accumulate(payload, alpha, acc, n);
     else
-        kern::active().bf16_accumulate(payload, alpha, acc, n);
+        kt.bf16_accumulate(payload, alpha, acc, n);
 }
 
-template <gw_codec_id Id>
-gw_status encode(const CodecParams& p, const EncodeCtx&, const float* x, uint64_t n,
-                 uint8_t* payload, uint64_t* len, float* residual) {
-    const kern::Table& t = kern::active();
-    if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
+template <gw_codec_id Id> gw_status encode(const CodecParams& p, const EncodeCtx& ctx,
+                                           const float* x, uint64_t n, uint8_t* payload,
+                                           uint64_t* len, float* residual) {
+    const kern::Table& kt = *ctx.k;
+    if (!kt.all_finite(x, n)) return GW_ERR_NONFINITE;
     if (Id == GW_CODEC_FP16)
-        t.f32_to_f16(x, payload, n);
+        kt.f32_to_f16(x, payload, n);
     else
-        t.f32_to_bf16(x, payload, n);
+        kt.f32_to_bf16(x, payload, n);
     *len = n * 2;
-    if (residual) generic_residual(p, x, n, payload, *len, residual);
+    if (residual) generic_residual(kt, p, x, n, payload, *len, residual);
     return GW_OK;
 }
 
-template <gw_codec_id Id>
-gw_status check(const CodecParams&, const uint8_t* payload, uint64_t len, uint64_t n) {
+template <gw_codec_id Id> gw_status check(const kern::Table& kt, const CodecParams&,
+                                          const uint8_t* payload, uint64_t len, uint64_t n) {
     if (len != n * 2) return GW_ERR_FRAME_LENGTH;
-    const kern::Table& t = kern::active();
-    const bool ok = Id == GW_CODEC_FP16 ? t.f16_all_finite(payload, n)
-                                        : t.bf16_all_finite(payload, n);
+    const bool ok =
+        Id == GW_CODEC_FP16 ? kt.f16_all_finite(payload, n) : kt.bf16_all_finite(payload, n);
     return ok ? GW_OK : GW_ERR_FRAME_PAYLOAD;
 }
 
-template <gw_codec_id Id>
-void decode(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
+template <gw_codec_id Id> void decode(const kern::Table& kt, const CodecParams&,
+                                      const uint8_t* payload, uint64_t, uint64_t n, float* out) {
     if (Id == GW_CODEC_FP16)
-        kern::active().f16_to_f32(payload, out, n);
+        kt.f16_to_f32(payload, out, n);
     else
-        kern::active().bf16_to_f32(payload, out, n);
+        kt.bf16_to_f32(payload, out, n);
 }
 
 // Element i is bytes [2i, 2i+2): a range is the same kernel on a sub-array.
-template <gw_codec_id Id>
-void accumulate_range(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t lo,
-                      uint64_t hi, float alpha, float* acc) {
-    accumulate<Id>(p, payload + 2 * lo, 0, hi - lo, alpha, acc);
+template <gw_codec_id Id> void accumulate_range(const kern::Table& kt, const CodecParams& p,
+                                                const uint8_t* payload, uint64_t, uint64_t lo,
+                                                uint64_t hi, float alpha, float* acc) {
+    accumulate<Id>(kt, p, payload + 2 * lo, 0, hi - lo, alpha, acc);
 }
 
 template <gw_codec_id Id>

@@ -14,9 +14,10 @@ bool max_payload(const CodecParams&, uint64_t n, uint64_t* bytes) {
     return true;
 }
 
-gw_status encode(const CodecParams&, const EncodeCtx&, const float* x, uint64_t n,
+gw_status encode(const CodecParams&, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
-    if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
+    const kern::Table& kt = *ctx.k;
+    if (!kt.all_finite(x, n)) return GW_ERR_NONFINITE;
     *len = n * 4;
     if (n == 0) return GW_OK;  // x may be NULL
     f32_to_le(payload, x, n);
@@ -24,24 +25,26 @@ gw_status encode(const CodecParams&, const EncodeCtx&, const float* x, uint64_t 
     return GW_OK;
 }
 
-gw_status check(const CodecParams&, const uint8_t* payload, uint64_t len, uint64_t n) {
+gw_status check(const kern::Table&, const CodecParams&, const uint8_t* payload, uint64_t len,
+                uint64_t n) {
     if (len != n * 4) return GW_ERR_FRAME_LENGTH;
     return floats_finite_le(payload, n) ? GW_OK : GW_ERR_FRAME_PAYLOAD;
 }
 
-void decode(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
+void decode(const kern::Table&, const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n,
+            float* out) {
     f32_from_le(out, payload, n);
 }
 
 // The axpy kernel reads the little-endian payload as it is.
-void accumulate(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n, float alpha,
-                float* acc) {
-    kern::active().axpy(alpha, payload, acc, n);
+void accumulate(const kern::Table& kt, const CodecParams&, const uint8_t* payload, uint64_t,
+                uint64_t n, float alpha, float* acc) {
+    kt.axpy(alpha, payload, acc, n);
 }
 
-void accumulate_range(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t lo,
-                      uint64_t hi, float alpha, float* acc) {
-    kern::active().axpy(alpha, payload + 4 * lo, acc, hi - lo);
+void accumulate_range(const kern::Table& kt, const CodecParams&, const uint8_t* payload, uint64_t,
+                      uint64_t lo, uint64_t hi, float alpha, float* acc) {
+    kt.axpy(alpha, payload + 4 * lo, acc, hi - lo);
 }
 
 }  // namespace

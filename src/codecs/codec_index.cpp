@@ -30,6 +30,7 @@ bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
+    const kern::Table& kt = *ctx.k;
     const chunks::Shares shares = chunks::shares_of(p, n);
     sparse::Selection s;
     const gw_status st = sparse::begin(ctx, x, n, kern::kTopkScratchBytes, shares.total(),
@@ -37,18 +38,19 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     if (st != GW_OK) return st;
     uint32_t* idx = s.idx;
     uint8_t* mem = s.work;
-    const uint64_t k = chunks::select(x, n, shares, idx, mem);
+    const uint64_t k = chunks::select(*ctx.k, x, n, shares, idx, mem);
     uint64_t count = 0;
     for (uint64_t i = 0; i < k; ++i)
         if (x[idx[i]] != 0.0f) idx[count++] = idx[i];
     store_le<uint32_t>(payload, static_cast<uint32_t>(count));
     sparse::write_gaps(idx, count, payload + 4);
     *len = 4 + 4 * count;
-    if (residual) generic_residual(p, x, n, payload, *len, residual);
+    if (residual) generic_residual(kt, p, x, n, payload, *len, residual);
     return GW_OK;
 }
 
-gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
+gw_status check(const kern::Table&, const CodecParams& p, const uint8_t* payload, uint64_t len,
+                uint64_t n) {
     if (len < 4) return GW_ERR_FRAME_LENGTH;
     const uint64_t count = load_le<uint32_t>(payload);
     const chunks::Shares shares = chunks::shares_of(p, n);
@@ -60,8 +62,8 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 // The mask: acc[i] += alpha * 1 at the selected indices (same arithmetic as
 // the dense kernels: t = alpha * v; acc = acc + t).
-void accumulate(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t, float alpha,
-                float* acc) {
+void accumulate(const kern::Table&, const CodecParams&, const uint8_t* payload, uint64_t, uint64_t,
+                float alpha, float* acc) {
     sparse::for_each_index(payload + 4, load_le<uint32_t>(payload),
                            [&](uint64_t, uint64_t c, const uint32_t* idx) {
                                const float t = alpha * 1.0f;
@@ -69,9 +71,10 @@ void accumulate(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t, 
                            });
 }
 
-void decode(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n, float* out) {
+void decode(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t len,
+            uint64_t n, float* out) {
     std::memset(out, 0, n * sizeof(float));
-    accumulate(p, payload, len, n, 1.0f, out);
+    accumulate(kt, p, payload, len, n, 1.0f, out);
 }
 
 }  // namespace

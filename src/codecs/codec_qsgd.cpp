@@ -24,12 +24,11 @@ gq::Grid grid(const CodecParams& p) { return gq::symmetric(static_cast<int32_t>(
 
 // delta = ||v||_2 / s, raised (by ulps) until delta * s >= ||v||_inf, so
 // rounding in float never pushes an element off the grid.
-gw_status l2_rule(const CodecParams&, const gq::Grid& g, const float* x, uint64_t n,
-                  float* delta) {
-    const kern::Table& t = kern::active();
-    const uint32_t key = t.max_abs_key(x, n);
+gw_status l2_rule(const kern::Table& kt, const CodecParams&, const gq::Grid& g, const float* x,
+                  uint64_t n, float* delta) {
+    const uint32_t key = kt.max_abs_key(x, n);
     if (key >= 0x7F800000u) return GW_ERR_NONFINITE;
-    const double norm = std::sqrt(t.sum_sq(x, n));
+    const double norm = std::sqrt(kt.sum_sq(x, n));
     float m;
     std::memcpy(&m, &key, 4);
     const float d = static_cast<float>(norm / g.hi);

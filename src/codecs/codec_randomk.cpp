@@ -36,17 +36,17 @@ bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
 }
 
 // Positions of a payload: f(first, count, idx).
-template <class F>
-void positions(const CodecParams& p, const uint8_t* payload, uint64_t n, uint64_t k, F&& f) {
-    randk::for_each_position(p.v[kRevision], load_le<uint64_t>(payload),
-                             load_le<uint32_t>(payload + 8), load_le<uint32_t>(payload + 12), n,
-                             k, f);
+template <class F> void positions(const kern::Table& kt, const CodecParams& p,
+                                  const uint8_t* payload, uint64_t n, uint64_t k, F&& f) {
+    randk::for_each_position(kt, p.v[kRevision], load_le<uint64_t>(payload),
+                             load_le<uint32_t>(payload + 8), load_le<uint32_t>(payload + 12), n, k,
+                             f);
 }
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
-    const kern::Table& t = kern::active();
-    if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
+    const kern::Table& kt = *ctx.k;
+    if (!kt.all_finite(x, n)) return GW_ERR_NONFINITE;
     const uint64_t k = k_of(p, n);
     const int64_t vdt = p.v[kValueDtype];
     const size_t vs = sparse::value_size(vdt);
@@ -55,18 +55,18 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     store_le<uint32_t>(payload + 12, ctx.tensor);
     uint8_t* out = payload + kHead;
     if (residual && residual != x && n) std::memmove(residual, x, n * sizeof(float));
-    positions(p, payload, n, k, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
+    positions(kt, p, payload, n, k, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         float v[randk::kChunk], dec[randk::kChunk];
         for (uint64_t j = 0; j < c; ++j) v[j] = x[idx[j]];
         uint8_t* dst = out + first * vs;
         if (vdt == GW_DTYPE_F16)
-            t.f32_to_f16(v, dst, c);
+            kt.f32_to_f16(v, dst, c);
         else if (vdt == GW_DTYPE_BF16)
-            t.f32_to_bf16(v, dst, c);
+            kt.f32_to_bf16(v, dst, c);
         else
             f32_to_le(dst, v, c);
         if (residual) {
-            sparse::values_to_f32(vdt, dst, c, dec);
+            sparse::values_to_f32(kt, vdt, dst, c, dec);
             for (uint64_t j = 0; j < c; ++j) residual[idx[j]] = v[j] - dec[j];
         }
     });
@@ -74,25 +74,25 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     return GW_OK;
 }
 
-gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
+gw_status check(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t len,
+                uint64_t n) {
     const int64_t vdt = p.v[kValueDtype];
     const uint64_t k = k_of(p, n);
     if (len != kHead + k * sparse::value_size(vdt)) return GW_ERR_FRAME_LENGTH;
     const uint8_t* v = payload + kHead;
-    const kern::Table& t = kern::active();
-    const bool finite = vdt == GW_DTYPE_F16    ? t.f16_all_finite(v, k)
-                        : vdt == GW_DTYPE_BF16 ? t.bf16_all_finite(v, k)
+    const bool finite = vdt == GW_DTYPE_F16    ? kt.f16_all_finite(v, k)
+                        : vdt == GW_DTYPE_BF16 ? kt.bf16_all_finite(v, k)
                                                : floats_finite_le(v, k);
     return finite ? GW_OK : GW_ERR_FRAME_PAYLOAD;
 }
 
-void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float alpha,
-                float* acc) {
+void accumulate(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t,
+                uint64_t n, float alpha, float* acc) {
     const int64_t vdt = p.v[kValueDtype];
     const size_t vs = sparse::value_size(vdt);
-    positions(p, payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
+    positions(kt, p, payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         float v[randk::kChunk];
-        sparse::values_to_f32(vdt, payload + kHead + first * vs, c, v);
+        sparse::values_to_f32(kt, vdt, payload + kHead + first * vs, c, v);
         for (uint64_t j = 0; j < c; ++j) {
             const float t = alpha * v[j];
             acc[idx[j]] = acc[idx[j]] + t;
@@ -100,13 +100,14 @@ void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t
     });
 }
 
-void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
+void decode(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t,
+            uint64_t n, float* out) {
     const int64_t vdt = p.v[kValueDtype];
     const size_t vs = sparse::value_size(vdt);
     std::memset(out, 0, n * sizeof(float));
-    positions(p, payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
+    positions(kt, p, payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         float v[randk::kChunk];
-        sparse::values_to_f32(vdt, payload + kHead + first * vs, c, v);
+        sparse::values_to_f32(kt, vdt, payload + kHead + first * vs, c, v);
         for (uint64_t j = 0; j < c; ++j) out[idx[j]] = v[j];
     });
 }

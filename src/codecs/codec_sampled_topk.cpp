@@ -49,7 +49,7 @@ uint64_t sample_size(const CodecParams& p, uint64_t n) {
 // if the sample holds a non-finite value.
 bool sampled_threshold(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                        uint64_t k, float* sample, uint32_t* sidx, void* work, float* thr) {
-    const kern::Table& t = kern::active();
+    const kern::Table& kt = *ctx.k;
     const uint64_t s = sample_size(p, n);
     const float* from = x;
     if (s < n) {
@@ -57,16 +57,15 @@ bool sampled_threshold(const CodecParams& p, const EncodeCtx& ctx, const float* 
         uint32_t words[kChunk];
         for (uint64_t first = 0; first < s; first += kChunk) {
             const uint64_t c = s - first < kChunk ? s - first : kChunk;
-            kern::active().rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, first,
-                                   words, c);
+            kt.rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, first, words, c);
             for (uint64_t j = 0; j < c; ++j) sample[first + j] = x[(uint64_t(words[j]) * n) >> 32];
         }
         from = sample;
     }
-    if (!t.all_finite(from, s)) return false;
+    if (!kt.all_finite(from, s)) return false;
     uint64_t ks = (k * s + n - 1) / n;
     if (ks > s) ks = s;
-    t.topk_select(from, s, ks, sidx, work, kern::kTopkScratchBytes);
+    kt.topk_select(from, s, ks, sidx, work, kern::kTopkScratchBytes);
     uint32_t key = 0x7FFFFFFFu;  // the smallest selected magnitude
     for (uint64_t j = 0; j < ks; ++j) {
         uint32_t b;
@@ -80,11 +79,11 @@ bool sampled_threshold(const CodecParams& p, const EncodeCtx& ctx, const float* 
 
 // Whether x holds more than k nonzero entries, counted over a prefix that
 // doubles: a dense gradient answers within its first blocks, not a whole pass.
-bool more_nonzero_than(const float* x, uint64_t n, uint64_t k) {
+bool more_nonzero_than(const kern::Table& kt, const float* x, uint64_t n, uint64_t k) {
     uint64_t seen = 0;
     for (uint64_t at = 0, len = 4096; at < n; at += len, len *= 2) {
         if (len > n - at) len = n - at;
-        seen += kern::active().threshold_select(x + at, len, 0x1p-149f, nullptr, 0);
+        seen += kt.threshold_select(x + at, len, 0x1p-149f, nullptr, 0);
         if (seen > k) return true;
     }
     return false;
@@ -92,9 +91,9 @@ bool more_nonzero_than(const float* x, uint64_t n, uint64_t k) {
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
-    const kern::Table& t = kern::active();
+    const kern::Table& kt = *ctx.k;
     const uint64_t k = k_of(p, n), s = sample_size(p, n);
-    if (k == 0 && !t.all_finite(x, n)) return GW_ERR_NONFINITE;
+    if (k == 0 && !kt.all_finite(x, n)) return GW_ERR_NONFINITE;
     // Scratch: selection work area | sample (s) | its indices (s) | I (n) | values (n) | top k of I (k).
     ScratchLayout at;
     at.add(kern::kTopkScratchBytes);
@@ -113,18 +112,19 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
         // are above every finite threshold, so all of them pass it.
         float thr = 0.0f;
         if (!sampled_threshold(p, ctx, x, n, k, sample, sidx, mem, &thr)) return GW_ERR_NONFINITE;
-        count = t.threshold_select(x, n, thr, idx, n);
+        count = kt.threshold_select(x, n, thr, idx, n);
         for (uint64_t j = 0; j < count; ++j) val[j] = x[idx[j]];
-        if (!t.all_finite(val, count)) return GW_ERR_NONFINITE;
+        if (!kt.all_finite(val, count)) return GW_ERR_NONFINITE;
         if (count > k) {  // too many passed: exact top k among them
-            t.topk_select(val, count, k, sel, mem, kern::kTopkScratchBytes);
+            kt.topk_select(val, count, k, sel, mem, kern::kTopkScratchBytes);
             for (uint64_t j = 0; j < k; ++j) idx[j] = idx[sel[j]];  // sel is increasing
             count = k;
         } else if (count < k) {  // a sparse input goes whole
-            if (!more_nonzero_than(x, n, k)) count = t.threshold_select(x, n, 0x1p-149f, idx, n);
+            if (!more_nonzero_than(kt, x, n, k))
+                count = kt.threshold_select(x, n, 0x1p-149f, idx, n);
         }
     }
-    sparse::write(p.v[kValueDtype], x, n, idx, val, count, payload, len, residual);
+    sparse::write(*ctx.k, p.v[kValueDtype], x, n, idx, val, count, payload, len, residual);
     return GW_OK;
 }
 

@@ -27,15 +27,15 @@ bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
     return layout(p, n).size(bytes);
 }
 
-gw_status encode(const CodecParams& p, const EncodeCtx&, const float* x, uint64_t n,
+gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
-    const kern::Table& t = kern::active();
+    const kern::Table& kt = *ctx.k;
     const Layout l = layout(p, n);
     // Pass 1: every scale, checking finiteness before any residual is touched.
     // The L1 norm is summed in double, so only NaN/Inf can make it non-finite.
     for (uint64_t b = 0; b < l.blocks; ++b) {
         const uint64_t d = l.len(b);
-        const double l1 = t.sum_abs(x + b * l.block, d);
+        const double l1 = kt.sum_abs(x + b * l.block, d);
         if (!std::isfinite(l1)) return GW_ERR_NONFINITE;
         const float s = static_cast<float>(l1 / static_cast<double>(d));
         store_le<float>(payload + l.scale_offset(b), s);
@@ -47,9 +47,9 @@ gw_status encode(const CodecParams& p, const EncodeCtx&, const float* x, uint64_
         const float* xb = x + b * l.block;
         uint8_t* bb = payload + l.bits_offset(b);
         if (residual)
-            t.sign_pack_residual(xb, d, s, bb, residual + b * l.block);
+            kt.sign_pack_residual(xb, d, s, bb, residual + b * l.block);
         else
-            t.sign_pack(xb, d, bb);
+            kt.sign_pack(xb, d, bb);
         // A zero scale decodes to zeros whatever the bits: write them clear,
         // the one canonical form (the residual above is x - 0 = x either way).
         if (s == 0.0f) std::memset(bb, 0, ceil_div(d, 8));
@@ -58,7 +58,8 @@ gw_status encode(const CodecParams& p, const EncodeCtx&, const float* x, uint64_
     return GW_OK;
 }
 
-gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
+gw_status check(const kern::Table&, const CodecParams& p, const uint8_t* payload, uint64_t len,
+                uint64_t n) {
     uint64_t expected = 0;
     if (!max_payload(p, n, &expected) || len != expected) return GW_ERR_FRAME_LENGTH;
     const Layout l = layout(p, n);
@@ -78,31 +79,29 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
     return GW_OK;
 }
 
-void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
-    const kern::Table& t = kern::active();
+void decode(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t,
+            uint64_t n, float* out) {
     const Layout l = layout(p, n);
     for (uint64_t b = 0; b < l.blocks; ++b)
-        t.sign_unpack(payload + l.bits_offset(b), l.len(b),
-                      load_le<float>(payload + l.scale_offset(b)), out + b * l.block);
+        kt.sign_unpack(payload + l.bits_offset(b), l.len(b),
+                       load_le<float>(payload + l.scale_offset(b)), out + b * l.block);
 }
 
-void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float alpha,
-                float* acc) {
-    const kern::Table& t = kern::active();
+void accumulate(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t,
+                uint64_t n, float alpha, float* acc) {
     const Layout l = layout(p, n);
     for (uint64_t b = 0; b < l.blocks; ++b) {
         // alpha*(+-s) == +-(alpha*s)
         const float v = alpha * load_le<float>(payload + l.scale_offset(b));
-        t.sign_accumulate(payload + l.bits_offset(b), l.len(b), v, acc + b * l.block);
+        kt.sign_accumulate(payload + l.bits_offset(b), l.len(b), v, acc + b * l.block);
     }
 }
 
 // Elements [lo, hi) block by block. A block's bits start on a byte, so a range
 // starting inside a block whose length is not a multiple of 8 may start
 // mid-byte: those first elements take the kernel's arithmetic one at a time.
-void accumulate_range(const CodecParams& p, const uint8_t* payload, uint64_t n, uint64_t lo,
-                      uint64_t hi, float alpha, float* acc) {
-    const kern::Table& t = kern::active();
+void accumulate_range(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                      uint64_t n, uint64_t lo, uint64_t hi, float alpha, float* acc) {
     const Layout l = layout(p, n);
     for (uint64_t b = lo / l.block; b < l.blocks && b * l.block < hi; ++b) {
         const uint64_t first = b * l.block, end = first + l.len(b);
@@ -115,7 +114,7 @@ void accumulate_range(const CodecParams& p, const uint8_t* payload, uint64_t n, 
             const float q = (bb[j / 8] >> (j % 8)) & 1 ? -v : v;
             acc[i - lo] = acc[i - lo] + q;
         }
-        if (i < stop) t.sign_accumulate(bb + (i - first) / 8, stop - i, v, acc + (i - lo));
+        if (i < stop) kt.sign_accumulate(bb + (i - first) / 8, stop - i, v, acc + (i - lo));
     }
 }
 
@@ -138,14 +137,14 @@ extern constexpr Codec codec_scaled_sign =
         .ranges(accumulate_range, sign_range)
         .caps(kCapFusedScaledSign);
 
-gw_status scaled_sign_phi(const float* x, uint64_t n, uint32_t block_size, double* phi) {
-    const kern::Table& t = kern::active();
+gw_status scaled_sign_phi(const kern::Table& kt, const float* x, uint64_t n, uint32_t block_size,
+                          double* phi) {
     const Layout l(block_size, n);
     double best = 1.0;
     for (uint64_t b = 0; b < l.blocks; ++b) {
         const float* xb = x + b * l.block;
         const uint64_t d = l.len(b);
-        const double l1 = t.sum_abs(xb, d), l2 = t.sum_sq(xb, d);
+        const double l1 = kt.sum_abs(xb, d), l2 = kt.sum_sq(xb, d);
         if (!std::isfinite(l1) || !std::isfinite(l2)) return GW_ERR_NONFINITE;
         if (l2 > 0.0) best = std::fmin(best, l1 * l1 / (static_cast<double>(d) * l2));
     }

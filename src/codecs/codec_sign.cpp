@@ -13,36 +13,38 @@ bool max_payload(const CodecParams&, uint64_t n, uint64_t* bytes) {
     return true;
 }
 
-gw_status encode(const CodecParams&, const EncodeCtx&, const float* x, uint64_t n,
+gw_status encode(const CodecParams&, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
-    const kern::Table& t = kern::active();
-    if (!t.all_finite(x, n)) return GW_ERR_NONFINITE;
+    const kern::Table& kt = *ctx.k;
+    if (!kt.all_finite(x, n)) return GW_ERR_NONFINITE;
     if (residual)
-        t.sign_pack_residual(x, n, 1.0f, payload, residual);
+        kt.sign_pack_residual(x, n, 1.0f, payload, residual);
     else
-        t.sign_pack(x, n, payload);
+        kt.sign_pack(x, n, payload);
     *len = ceil_div(n, 8);
     return GW_OK;
 }
 
-gw_status check(const CodecParams&, const uint8_t* payload, uint64_t len, uint64_t n) {
+gw_status check(const kern::Table&, const CodecParams&, const uint8_t* payload, uint64_t len,
+                uint64_t n) {
     if (len != ceil_div(n, 8)) return GW_ERR_FRAME_LENGTH;
     return sign_padding_clear(payload, n) ? GW_OK : GW_ERR_FRAME_PAYLOAD;
 }
 
-void decode(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
-    kern::active().sign_unpack(payload, n, 1.0f, out);
+void decode(const kern::Table& kt, const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n,
+            float* out) {
+    kt.sign_unpack(payload, n, 1.0f, out);
 }
 
-void accumulate(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n, float alpha,
-                float* acc) {
-    kern::active().sign_accumulate(payload, n, alpha, acc);  // alpha * (+-1) == +-alpha
+void accumulate(const kern::Table& kt, const CodecParams&, const uint8_t* payload, uint64_t,
+                uint64_t n, float alpha, float* acc) {
+    kt.sign_accumulate(payload, n, alpha, acc);  // alpha * (+-1) == +-alpha
 }
 
 // lo is a multiple of 8: the range starts on a byte of the bit field.
-void accumulate_range(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t lo,
-                      uint64_t hi, float alpha, float* acc) {
-    kern::active().sign_accumulate(payload + lo / 8, hi - lo, alpha, acc);
+void accumulate_range(const kern::Table& kt, const CodecParams&, const uint8_t* payload, uint64_t,
+                      uint64_t lo, uint64_t hi, float alpha, float* acc) {
+    kt.sign_accumulate(payload + lo / 8, hi - lo, alpha, acc);
 }
 
 bool sign_range(const CodecParams&, const uint8_t* payload, uint64_t, uint64_t lo, uint64_t,

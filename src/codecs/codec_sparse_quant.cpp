@@ -53,11 +53,11 @@ bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
-    const kern::Table& t = kern::active();
+    const kern::Table& kt = *ctx.k;
     const gq::Grid g = grid(p);
-    const uint32_t key = t.max_abs_key(x, n);
+    const uint32_t key = kt.max_abs_key(x, n);
     if (key >= 0x7F800000u) return GW_ERR_NONFINITE;
-    const double l1 = t.sum_abs(x, n);
+    const double l1 = kt.sum_abs(x, n);
     const uint32_t seed_step = static_cast<uint32_t>(ctx.step);
     // Scratch: indices, kept values, their codes.
     ScratchLayout at;
@@ -88,8 +88,8 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
         };
         for (uint64_t i = 0; i < n; i += kChunk) {
             const uint64_t c = n - i < kChunk ? n - i : kChunk;
-            kern::active().rng_u32(ctx.seed, seed_step, ctx.tensor, i, words, c);
-            const uint64_t kept = t.random_keep(x + i, c, scale, words, sel);
+            kt.rng_u32(ctx.seed, seed_step, ctx.tensor, i, words, c);
+            const uint64_t kept = kt.random_keep(x + i, c, scale, words, sel);
             for (uint64_t s = 0; s < kept; ++s) {
                 const uint64_t e = i + sel[s];
                 const double a = double(x[e]);
@@ -107,8 +107,8 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
             if (!gq::ends_finite(g, delta)) return GW_ERR_OVERFLOW;
             for (uint64_t i = 0; i < nnz; i += kChunk) {
                 const uint64_t c = nnz - i < kChunk ? nnz - i : kChunk;
-                kern::active().rng_u32(ctx.seed, seed_step, ctx.tensor, kRoundWords + i, words, c);
-                t.stoch_round(val + i, c, delta, g.lo, g.hi, g.pair, words, codes + i, nullptr);
+                kt.rng_u32(ctx.seed, seed_step, ctx.tensor, kRoundWords + i, words, c);
+                kt.stoch_round(val + i, c, delta, g.lo, g.hi, g.pair, words, codes + i, nullptr);
             }
             const uint32_t zc = zero_code(g);
             uint64_t k = 0;
@@ -128,7 +128,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     sparse::write_gaps(idx, nnz, cp + code_bytes(g, nnz));
     *len = kHead + code_bytes(g, nnz) + 4 * nnz;
     if (residual) {
-        generic_residual(p, x, n, payload, *len, residual);
+        generic_residual(kt, p, x, n, payload, *len, residual);
         // The pair grid may round a kept value to the opposite level: x + delta
         // can overflow there (only there); GW_ERR_OVERFLOW as codec.hpp says.
         if (g.pair)
@@ -138,7 +138,8 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     return GW_OK;
 }
 
-gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
+gw_status check(const kern::Table&, const CodecParams& p, const uint8_t* payload, uint64_t len,
+                uint64_t n) {
     const gq::Grid g = grid(p);
     if (len < kHead) return GW_ERR_FRAME_LENGTH;
     const uint64_t nnz = load_le<uint32_t>(payload);
@@ -163,7 +164,7 @@ gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint
 
 // f(count, idx, values) over a checked payload, in chunks.
 template <class F>
-void walk(const CodecParams& p, const uint8_t* payload, F&& f) {
+void walk(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, F&& f) {
     const gq::Grid g = grid(p);
     const uint64_t nnz = load_le<uint32_t>(payload);
     const float delta = load_le<float>(payload + 4);
@@ -173,21 +174,22 @@ void walk(const CodecParams& p, const uint8_t* payload, F&& f) {
                                uint32_t codes[kChunk];
                                float v[kChunk];
                                gq::unpack(cp + first / 8 * g.width, c, g.width, codes);
-                               kern::active().dequant(codes, c, delta, g.lo, g.pair, v);
+                               kt.dequant(codes, c, delta, g.lo, g.pair, v);
                                f(c, idx, v);
                            });
 }
 
-void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n, float* out) {
+void decode(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t,
+            uint64_t n, float* out) {
     std::memset(out, 0, n * sizeof(float));
-    walk(p, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
+    walk(kt, p, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
         for (uint64_t j = 0; j < c; ++j) out[idx[j]] = v[j];
     });
 }
 
-void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t, float alpha,
-                float* acc) {
-    walk(p, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
+void accumulate(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t,
+                uint64_t, float alpha, float* acc) {
+    walk(kt, p, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
         for (uint64_t j = 0; j < c; ++j) {
             const float t = alpha * v[j];
             acc[idx[j]] = acc[idx[j]] + t;

@@ -33,17 +33,19 @@ using E = sparse::Entries<every, kValueDtype>;
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
+    const kern::Table& kt = *ctx.k;
     sparse::Selection s;
     const gw_status st = sparse::begin(ctx, x, n, 0, n, sparse::Values::kYes, &s);
     if (st != GW_OK) return st;
     const float thr = threshold_of(p);
-    const uint64_t count = kern::active().threshold_select(x, n, thr, s.idx, n);
-    sparse::write(p.v[kValueDtype], x, n, s.idx, s.val, count, payload, len, residual, thr);
+    const uint64_t count = kt.threshold_select(x, n, thr, s.idx, n);
+    sparse::write(*ctx.k, p.v[kValueDtype], x, n, s.idx, s.val, count, payload, len, residual, thr);
     return GW_OK;
 }
 
-gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len, uint64_t n) {
-    return sparse::check(p.v[kValueDtype], n, payload, len, n, threshold_of(p));
+gw_status check(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t len,
+                uint64_t n) {
+    return sparse::check(kt, p.v[kValueDtype], n, payload, len, n, threshold_of(p));
 }
 
 }  // namespace

@@ -23,6 +23,7 @@ using E = sparse::Entries<k_of, kValueDtype>;
 
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
+    const kern::Table& kt = *ctx.k;
     const uint64_t k = k_of(p, n);
     // Scratch: the selection's work area (with room for its one-pass path),
     // k indices, k gathered values.
@@ -30,8 +31,8 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     sparse::Selection s;
     const gw_status st = sparse::begin(ctx, x, n, work, k, sparse::Values::kYes, &s);
     if (st != GW_OK) return st;
-    kern::active().topk_select(x, n, k, s.idx, s.work, work);
-    sparse::write(p.v[kValueDtype], x, n, s.idx, s.val, k, payload, len, residual);
+    kt.topk_select(x, n, k, s.idx, s.work, work);
+    sparse::write(*ctx.k, p.v[kValueDtype], x, n, s.idx, s.val, k, payload, len, residual);
     return GW_OK;
 }
 

@@ -141,19 +141,19 @@ gw_status read_params(const Codec& c, const uint8_t* in, size_t size, CodecParam
     return GW_OK;
 }
 
-void generic_residual(const CodecParams& p, const float* x, uint64_t n, const uint8_t* payload,
-                      uint64_t len, float* residual) {
+void generic_residual(const kern::Table& kt, const CodecParams& p, const float* x, uint64_t n,
+                      const uint8_t* payload, uint64_t len, float* residual) {
     if (residual != x && n) std::memmove(residual, x, n * sizeof(float));
     // x + (-1)*D == x - D exactly in IEEE arithmetic.
-    p.codec->accumulate(p, payload, len, n, -1.0f, residual);
+    p.codec->accumulate(kt, p, payload, len, n, -1.0f, residual);
 }
 
-const float* widen_to_f32(const void* x, gw_dtype dtype, uint64_t n, Scratch& scratch) {
+const float* widen_to_f32(const kern::Table& kt, const void* x, gw_dtype dtype, uint64_t n,
+                          Scratch& scratch) {
     if (dtype == GW_DTYPE_F32 || n == 0) return static_cast<const float*>(x);
     float* f = static_cast<float*>(scratch.get(static_cast<size_t>(n) * sizeof(float)));
     if (!f) return nullptr;
-    const kern::Table& t = kern::active();
-    auto widen = dtype == GW_DTYPE_F16 ? t.f16_to_f32 : t.bf16_to_f32;
+    auto widen = dtype == GW_DTYPE_F16 ? kt.f16_to_f32 : kt.bf16_to_f32;
     if constexpr (kHostLittleEndian) {
         widen(x, f, n);
     } else {
@@ -170,20 +170,15 @@ const float* widen_to_f32(const void* x, gw_dtype dtype, uint64_t n, Scratch& sc
     return f;
 }
 
-void axpy_host(float a, const float* x, float* acc, uint64_t n) {
+void axpy_host(const kern::Table& kt, float a, const float* x, float* acc, uint64_t n) {
     if constexpr (kHostLittleEndian) {
-        kern::active().axpy(a, x, acc, n);
+        kt.axpy(a, x, acc, n);
     } else {
         for (uint64_t i = 0; i < n; ++i) {
             const float t = a * x[i];
             acc[i] = acc[i] + t;
         }
     }
-}
-
-Workspace& thread_workspace() {
-    static thread_local Workspace ws;
-    return ws;
 }
 
 }  // namespace gw

@@ -72,8 +72,9 @@ float step_for(float m, int32_t levels) {
     return d;
 }
 
-gw_status max_rule(const CodecParams&, const Grid& g, const float* x, uint64_t n, float* delta) {
-    const uint32_t key = kern::active().max_abs_key(x, n);
+gw_status max_rule(const kern::Table& kt, const CodecParams&, const Grid& g, const float* x,
+                   uint64_t n, float* delta) {
+    const uint32_t key = kt.max_abs_key(x, n);
     if (key >= 0x7F800000u) return GW_ERR_NONFINITE;
     float m;
     std::memcpy(&m, &key, 4);
@@ -99,14 +100,14 @@ bool payload_size(const Grid& g, uint64_t block_size, uint64_t n, uint64_t* byte
 gw_status encode(const CodecParams& p, const Grid& g, ScaleRule rule, uint64_t block_size,
                  const EncodeCtx& ctx, const float* x, uint64_t n, uint8_t* payload,
                  uint64_t* len, float* residual) {
-    const kern::Table& t = kern::active();
+    const kern::Table& kt = *ctx.k;
     // Pass 1: every step, so a NaN in a late block is seen before any residual moves.
     gw_status st = GW_OK;
     for_each_block(g, block_size, n, payload, [&](uint64_t, uint64_t first, uint64_t d,
                                                  uint8_t* dp, uint8_t*) {
         if (st != GW_OK) return;
         float delta = 0.0f;
-        st = rule(p, g, x + first, d, &delta);
+        st = rule(kt, p, g, x + first, d, &delta);
         if (st == GW_OK && !ends_finite(g, delta)) st = GW_ERR_OVERFLOW;
         store_le<float>(dp, delta);
     });
@@ -129,10 +130,10 @@ gw_status encode(const CodecParams& p, const Grid& g, ScaleRule rule, uint64_t b
         uint32_t words[kChunk], codes[kChunk];
         for (uint64_t i = 0; i < d; i += kChunk) {
             const uint64_t c = d - i < kChunk ? d - i : kChunk;
-            kern::active().rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, first + i, words, c);
-            t.stoch_round(x + first + i, c, delta, g.lo, g.hi, g.pair, words, codes,
-                          residual ? residual + first + i : nullptr);
-            if (check_residual && !t.all_finite(residual + first + i, c)) {
+            kt.rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, first + i, words, c);
+            kt.stoch_round(x + first + i, c, delta, g.lo, g.hi, g.pair, words, codes,
+                           residual ? residual + first + i : nullptr);
+            if (check_residual && !kt.all_finite(residual + first + i, c)) {
                 residual_finite = false;
                 return;
             }
@@ -178,8 +179,8 @@ bool codes_within(const uint8_t* in, uint64_t c, unsigned width, uint32_t top) {
 }
 }  // namespace
 
-gw_status check(const Grid& g, uint64_t block_size, const uint8_t* payload, uint64_t len,
-                uint64_t n) {
+gw_status check(const kern::Table&, const Grid& g, uint64_t block_size, const uint8_t* payload,
+                uint64_t len, uint64_t n) {
     uint64_t expected = 0;
     if (!payload_size(g, block_size, n, &expected) || len != expected) return GW_ERR_FRAME_LENGTH;
     const uint32_t top = static_cast<uint32_t>(g.hi - g.lo);
@@ -219,20 +220,19 @@ void walk_codes(const Grid& g, uint64_t block_size, const uint8_t* payload, uint
 }
 }  // namespace
 
-void decode(const Grid& g, uint64_t block_size, const uint8_t* payload, uint64_t n, float* out) {
-    const kern::Table& t = kern::active();
+void decode(const kern::Table& kt, const Grid& g, uint64_t block_size, const uint8_t* payload,
+            uint64_t n, float* out) {
     walk_codes(g, block_size, payload, n,
                [&](uint64_t first, uint64_t c, float delta, const uint32_t* codes) {
-                   t.dequant(codes, c, delta, g.lo, g.pair, out + first);
+                   kt.dequant(codes, c, delta, g.lo, g.pair, out + first);
                });
 }
 
-void accumulate(const Grid& g, uint64_t block_size, const uint8_t* payload, uint64_t n,
-                float alpha, float* acc) {
-    const kern::Table& t = kern::active();
+void accumulate(const kern::Table& kt, const Grid& g, uint64_t block_size, const uint8_t* payload,
+                uint64_t n, float alpha, float* acc) {
     walk_codes(g, block_size, payload, n,
                [&](uint64_t first, uint64_t c, float delta, const uint32_t* codes) {
-                   t.dequant_accumulate(codes, c, delta, g.lo, g.pair, alpha, acc + first);
+                   kt.dequant_accumulate(codes, c, delta, g.lo, g.pair, alpha, acc + first);
                });
 }
 

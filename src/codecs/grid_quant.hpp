@@ -32,12 +32,13 @@ Grid for_bits(unsigned b);
 
 // The step of a block, from its elements (finite or not). GW_ERR_NONFINITE if
 // they hold NaN/Inf, GW_ERR_OVERFLOW if the step would not be finite.
-using ScaleRule = gw_status (*)(const CodecParams& p, const Grid& g, const float* x, uint64_t n,
-                                float* delta);
+using ScaleRule = gw_status (*)(const kern::Table& kt, const CodecParams& p, const Grid& g,
+                                const float* x, uint64_t n, float* delta);
 
 // Scale rule of AsyLPG and TernGrad: the smallest float delta with
 // delta * levels >= ||x||_inf (for the pair grid delta = ||x||_inf).
-gw_status max_rule(const CodecParams& p, const Grid& g, const float* x, uint64_t n, float* delta);
+gw_status max_rule(const kern::Table& kt, const CodecParams& p, const Grid& g, const float* x,
+                   uint64_t n, float* delta);
 // Smallest float step >= m / levels with step * levels >= m (m >= 0 finite).
 float step_for(float m, int32_t levels);
 
@@ -49,11 +50,12 @@ bool payload_size(const Grid& g, uint64_t block_size, uint64_t n, uint64_t* byte
 gw_status encode(const CodecParams& p, const Grid& g, ScaleRule rule, uint64_t block_size,
                  const EncodeCtx& ctx, const float* x, uint64_t n, uint8_t* payload,
                  uint64_t* len, float* residual);
-gw_status check(const Grid& g, uint64_t block_size, const uint8_t* payload, uint64_t len,
-                uint64_t n);
-void decode(const Grid& g, uint64_t block_size, const uint8_t* payload, uint64_t n, float* out);
-void accumulate(const Grid& g, uint64_t block_size, const uint8_t* payload, uint64_t n,
-                float alpha, float* acc);
+gw_status check(const kern::Table& kt, const Grid& g, uint64_t block_size, const uint8_t* payload,
+                uint64_t len, uint64_t n);
+void decode(const kern::Table& kt, const Grid& g, uint64_t block_size, const uint8_t* payload,
+            uint64_t n, float* out);
+void accumulate(const kern::Table& kt, const Grid& g, uint64_t block_size, const uint8_t* payload,
+                uint64_t n, float alpha, float* acc);
 
 // Bit packing: codes[0..c) of `width` bits into ceil(c*width/8) bytes, and back.
 void pack(const uint32_t* codes, size_t c, unsigned width, uint8_t* out);
@@ -80,17 +82,17 @@ struct Entries {
                             uint8_t* payload, uint64_t* len, float* residual) {
         return gq::encode(p, G(p), R, block(p), ctx, x, n, payload, len, residual);
     }
-    static gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len,
-                           uint64_t n) {
-        return gq::check(G(p), block(p), payload, len, n);
+    static gw_status check(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                           uint64_t len, uint64_t n) {
+        return gq::check(kt, G(p), block(p), payload, len, n);
     }
-    static void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n,
-                       float* out) {
-        gq::decode(G(p), block(p), payload, n, out);
+    static void decode(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                       uint64_t, uint64_t n, float* out) {
+        gq::decode(kt, G(p), block(p), payload, n, out);
     }
-    static void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n,
-                           float alpha, float* acc) {
-        gq::accumulate(G(p), block(p), payload, n, alpha, acc);
+    static void accumulate(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                           uint64_t, uint64_t n, float alpha, float* acc) {
+        gq::accumulate(kt, G(p), block(p), payload, n, alpha, acc);
     }
 };
 

@@ -28,14 +28,13 @@ constexpr uint64_t kChunk = kern::kRngChunk;
 constexpr uint64_t kBlock = 16;
 
 // Revision 1: f(first, count, idx), the positions in increasing order, in chunks.
-template <class F>
-void for_each_selected(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, uint64_t k,
-                       F&& f) {
+template <class F> void for_each_selected(const kern::Table& kt, uint64_t seed, uint32_t step,
+                                          uint32_t tensor, uint64_t n, uint64_t k, F&& f) {
     uint32_t words[kChunk], idx[kChunk];
     uint64_t taken = 0, held = 0;
     for (uint64_t first = 0; first < n && taken < k; first += kChunk) {
         const uint64_t c = n - first < kChunk ? n - first : kChunk;
-        kern::active().rng_u32(seed, step, tensor, first, words, static_cast<size_t>(c));
+        kt.rng_u32(seed, step, tensor, first, words, static_cast<size_t>(c));
         for (uint64_t j0 = 0; j0 < c && taken < k; j0 += kBlock) {
             const uint64_t end = c - j0 < kBlock ? c : j0 + kBlock;
             // n - i only shrinks within the block, so if its smallest word
@@ -61,16 +60,15 @@ void for_each_selected(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n
 }
 
 // Revision 2 (n < 2^32): f(first, count, idx) as for_each_selected.
-template <class F>
-void for_each_stratum(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n, uint64_t k,
-                      F&& f) {
+template <class F> void for_each_stratum(const kern::Table& kt, uint64_t seed, uint32_t step,
+                                         uint32_t tensor, uint64_t n, uint64_t k, F&& f) {
     if (k == 0) return;
     uint32_t words[kChunk], idx[kChunk];
     const uint64_t q = n / k, r = n % k;
     uint64_t start = 0, frac = 0, retry = k;  // frac = j r mod k
     for (uint64_t first = 0; first < k; first += kChunk) {
         const uint64_t c = k - first < kChunk ? k - first : kChunk;
-        kern::active().rng_u32(seed, step, tensor, first, words, static_cast<size_t>(c));
+        kt.rng_u32(seed, step, tensor, first, words, static_cast<size_t>(c));
         for (uint64_t j = 0; j < c; ++j) {
             const bool extra = frac + r >= k;  // floor((j+1) r / k) - floor(j r / k)
             frac = extra ? frac + r - k : frac + r;
@@ -80,7 +78,7 @@ void for_each_stratum(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n,
                 const uint32_t reject = (0u - size) % size;  // 2^32 mod size
                 while (static_cast<uint32_t>(m) < reject) {
                     uint32_t w;
-                    kern::active().rng_u32(seed, step, tensor, retry++, &w, 1);
+                    kt.rng_u32(seed, step, tensor, retry++, &w, 1);
                     m = uint64_t(w) * size;
                 }
             }
@@ -92,13 +90,13 @@ void for_each_stratum(uint64_t seed, uint32_t step, uint32_t tensor, uint64_t n,
 }
 
 // The positions of `revision` (1 or 2).
-template <class F>
-void for_each_position(int64_t revision, uint64_t seed, uint32_t step, uint32_t tensor,
-                       uint64_t n, uint64_t k, F&& f) {
+template <class F> void for_each_position(const kern::Table& kt, int64_t revision, uint64_t seed,
+                                          uint32_t step, uint32_t tensor, uint64_t n, uint64_t k,
+                                          F&& f) {
     if (revision == 1)
-        for_each_selected(seed, step, tensor, n, k, f);
+        for_each_selected(kt, seed, step, tensor, n, k, f);
     else
-        for_each_stratum(seed, step, tensor, n, k, f);
+        for_each_stratum(kt, seed, step, tensor, n, k, f);
 }
 
 }  // namespace gw::randk

@@ -9,11 +9,14 @@ namespace {
 
 // Stored value bits -> float, through the conversion kernels (the loops here
 // use this copy: with internal linkage it compiles into them as before).
-void to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
-    const kern::Table& t = kern::active();
+void to_f32(const kern::Table& kt, int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
     switch (vdt) {
-        case GW_DTYPE_F16: t.f16_to_f32(in, out, count); break;
-        case GW_DTYPE_BF16: t.bf16_to_f32(in, out, count); break;
+        case GW_DTYPE_F16:
+            kt.f16_to_f32(in, out, count);
+            break;
+        case GW_DTYPE_BF16:
+            kt.bf16_to_f32(in, out, count);
+            break;
         default: f32_from_le(out, in, count);
     }
 }
@@ -29,14 +32,14 @@ inline uint32_t abs_bits(float f) {
 // kernels a chunk at a time and are tested without branches: f16 and bf16
 // widen exactly, so zero, Inf and NaN stay what they were. On |f|'s bits,
 // a - 1 >= 0x7F7FFFFF is "zero or not finite" and a < m is |f| < min_mag.
-uint64_t first_unfit(int64_t vdt, const uint8_t* values, uint64_t from, uint64_t count,
-                     float min_mag) {
+uint64_t first_unfit(const kern::Table& kt, int64_t vdt, const uint8_t* values, uint64_t from,
+                     uint64_t count, float min_mag) {
     const size_t vs = value_size(vdt);
     const uint32_t m = min_mag > 0.0f ? abs_bits(min_mag) : 0;
     float f[kWalkChunk];
     for (uint64_t i = from; i < count; i += kWalkChunk) {
         const uint64_t c = count - i < kWalkChunk ? count - i : kWalkChunk;
-        to_f32(vdt, values + i * vs, c, f);
+        to_f32(kt, vdt, values + i * vs, c, f);
         uint32_t any = 0;
         for (uint64_t j = 0; j < c; ++j) {
             const uint32_t a = abs_bits(f[j]);
@@ -53,26 +56,27 @@ uint64_t first_unfit(int64_t vdt, const uint8_t* values, uint64_t from, uint64_t
 
 // Entries of a checked payload in chunks: f(count, idx, values).
 template <class F>
-void for_each_entry(int64_t vdt, const uint8_t* payload, F&& f) {
+void for_each_entry(const kern::Table& kt, int64_t vdt, const uint8_t* payload, F&& f) {
     const uint64_t nnz = load_le<uint32_t>(payload);
     const size_t vs = value_size(vdt);
     const uint8_t* values = payload + 4;
     float vals[kWalkChunk];
     for_each_index(values + nnz * vs, nnz, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
-        to_f32(vdt, values + first * vs, c, vals);
+        to_f32(kt, vdt, values + first * vs, c, vals);
         f(c, idx, vals);
     });
 }
 
 }  // namespace
 
-void values_to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out) {
-    to_f32(vdt, in, count, out);
+void values_to_f32(const kern::Table& kt, int64_t vdt, const uint8_t* in, uint64_t count,
+                   float* out) {
+    to_f32(kt, vdt, in, count, out);
 }
 
 gw_status begin(const EncodeCtx& ctx, const float* x, uint64_t n, size_t work, uint64_t cap,
                 Values values, Selection* s) {
-    if (!kern::active().all_finite(x, n)) return GW_ERR_NONFINITE;
+    if (!ctx.k->all_finite(x, n)) return GW_ERR_NONFINITE;
     ScratchLayout at;
     const size_t at_work = work ? at.add(work) : 0;
     const size_t at_idx = at.add(cap * 4);
@@ -102,24 +106,24 @@ gw_status check_gaps(const uint8_t* planes, uint64_t nnz, uint64_t n) {
     return nnz == 0 || sum + (nnz - 1) < n ? GW_OK : GW_ERR_FRAME_INDEX;
 }
 
-void write(int64_t vdt, const float* x, uint64_t n, uint32_t* idx, float* val, uint64_t k,
-           uint8_t* payload, uint64_t* len, float* residual, float min_mag) {
-    const kern::Table& t = kern::active();
+void write(const kern::Table& kt, int64_t vdt, const float* x, uint64_t n, uint32_t* idx,
+           float* val, uint64_t k, uint8_t* payload, uint64_t* len, float* residual,
+           float min_mag) {
     for (uint64_t i = 0; i < k; ++i) val[i] = x[idx[i]];
     // Values in the wire type, then drop the entries stored as zero.
     const size_t vs = value_size(vdt);
     uint8_t* values = payload + 4;
     if (vdt == GW_DTYPE_F16)
-        t.f32_to_f16(val, values, k);
+        kt.f32_to_f16(val, values, k);
     else if (vdt == GW_DTYPE_BF16)
-        t.f32_to_bf16(val, values, k);
+        kt.f32_to_bf16(val, values, k);
     else
         f32_to_le(values, val, k);
     // Zero (finite input: never Inf), or rounded below the threshold: each
     // such entry is dropped, the run of kept ones after it moves down.
-    uint64_t nnz = first_unfit(vdt, values, 0, k, min_mag);
+    uint64_t nnz = first_unfit(kt, vdt, values, 0, k, min_mag);
     for (uint64_t i = nnz; i < k;) {
-        const uint64_t from = i + 1, to = first_unfit(vdt, values, from, k, min_mag);
+        const uint64_t from = i + 1, to = first_unfit(kt, vdt, values, from, k, min_mag);
         std::memmove(values + nnz * vs, values + from * vs, (to - from) * vs);
         std::memmove(idx + nnz, idx + from, (to - from) * sizeof(uint32_t));
         std::memmove(val + nnz, val + from, (to - from) * sizeof(float));
@@ -137,36 +141,37 @@ void write(int64_t vdt, const float* x, uint64_t n, uint32_t* idx, float* val, u
         float dec[kWalkChunk];
         for (uint64_t first = 0; first < nnz; first += kWalkChunk) {
             const uint64_t c = nnz - first < kWalkChunk ? nnz - first : kWalkChunk;
-            to_f32(vdt, values + first * vs, c, dec);
+            to_f32(kt, vdt, values + first * vs, c, dec);
             for (uint64_t j = 0; j < c; ++j) residual[idx[first + j]] = val[first + j] - dec[j];
         }
     }
 }
 
-gw_status check(int64_t vdt, uint64_t max_nnz, const uint8_t* payload, uint64_t len, uint64_t n,
-                float min_mag) {
+gw_status check(const kern::Table& kt, int64_t vdt, uint64_t max_nnz, const uint8_t* payload,
+                uint64_t len, uint64_t n, float min_mag) {
     if (len < 4) return GW_ERR_FRAME_LENGTH;
     const uint64_t nnz = load_le<uint32_t>(payload);
     if (nnz > max_nnz || len != payload_size(nnz, vdt)) return GW_ERR_FRAME_LENGTH;
     const size_t vs = value_size(vdt);
     const uint8_t* values = payload + 4;
-    if (first_unfit(vdt, values, 0, nnz, min_mag) != nnz) return GW_ERR_FRAME_PAYLOAD;
+    if (first_unfit(kt, vdt, values, 0, nnz, min_mag) != nnz) return GW_ERR_FRAME_PAYLOAD;
     return check_gaps(values + nnz * vs, nnz, n);
 }
 
-void decode(int64_t vdt, const uint8_t* payload, uint64_t n, float* out) {
+void decode(const kern::Table& kt, int64_t vdt, const uint8_t* payload, uint64_t n, float* out) {
     std::memset(out, 0, n * sizeof(float));
-    for_each_entry(vdt, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
+    for_each_entry(kt, vdt, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
         for (uint64_t j = 0; j < c; ++j) out[idx[j]] = v[j];
     });
 }
 
-void accumulate(int64_t vdt, const uint8_t* payload, float alpha, float* acc) {
+void accumulate(const kern::Table& kt, int64_t vdt, const uint8_t* payload, float alpha,
+                float* acc) {
     // Same arithmetic as the dense kernels: t = alpha * v; acc = acc + t.
     // The entries are sparse and sorted: almost every one is a cache miss on
     // acc, so its line is requested kAhead entries early (more misses in flight).
     constexpr uint64_t kAhead = 32;
-    for_each_entry(vdt, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
+    for_each_entry(kt, vdt, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
         for (uint64_t j = 0; j < c && j < kAhead; ++j) __builtin_prefetch(acc + idx[j], 1);
         for (uint64_t j = 0; j < c; ++j) {
             if (j + kAhead < c) __builtin_prefetch(acc + idx[j + kAhead], 1);

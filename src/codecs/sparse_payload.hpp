@@ -48,7 +48,8 @@ inline uint64_t payload_size(uint64_t nnz, int64_t vdt) { return 4 + nnz * (valu
 
 // Stored values of wire dtype `vdt` as float32 (exact), through the
 // conversion kernels.
-void values_to_f32(int64_t vdt, const uint8_t* in, uint64_t count, float* out);
+void values_to_f32(const kern::Table& kt, int64_t vdt, const uint8_t* in, uint64_t count,
+                   float* out);
 
 // The working memory of a selecting encoder, carved from one Scratch by one
 // ScratchLayout: the selection kernel's work area (none if 0 bytes), then
@@ -100,17 +101,19 @@ void for_each_index(const uint8_t* planes, uint64_t nnz, F&& f) {
 // stored value is zero, or smaller in magnitude than min_mag, are dropped;
 // idx and val (k floats of scratch) are compacted in place to the kept
 // entries. If residual is non-null it becomes x - decoded (it may alias x).
-void write(int64_t vdt, const float* x, uint64_t n, uint32_t* idx, float* val, uint64_t k,
-           uint8_t* payload, uint64_t* len, float* residual, float min_mag = 0.0f);
+void write(const kern::Table& kt, int64_t vdt, const float* x, uint64_t n, uint32_t* idx,
+           float* val, uint64_t k, uint8_t* payload, uint64_t* len, float* residual,
+           float min_mag = 0.0f);
 
 // Validate an untrusted payload holding at most max_nnz entries of [0, n),
 // every stored magnitude at least min_mag.
-gw_status check(int64_t vdt, uint64_t max_nnz, const uint8_t* payload, uint64_t len, uint64_t n,
-                float min_mag = 0.0f);
+gw_status check(const kern::Table& kt, int64_t vdt, uint64_t max_nnz, const uint8_t* payload,
+                uint64_t len, uint64_t n, float min_mag = 0.0f);
 
 // On a checked payload: out = decoded (zeros elsewhere); acc += alpha * decoded.
-void decode(int64_t vdt, const uint8_t* payload, uint64_t n, float* out);
-void accumulate(int64_t vdt, const uint8_t* payload, float alpha, float* acc);
+void decode(const kern::Table& kt, int64_t vdt, const uint8_t* payload, uint64_t n, float* out);
+void accumulate(const kern::Table& kt, int64_t vdt, const uint8_t* payload, float alpha,
+                float* acc);
 
 // The Codec entries of a codec whose payload is this one, holding at most
 // M(p, n) entries, with its value dtype at parameter slot S.
@@ -122,17 +125,17 @@ struct Entries {
         *bytes = payload_size(M(p, n), p.v[S]);
         return true;
     }
-    static gw_status check(const CodecParams& p, const uint8_t* payload, uint64_t len,
-                           uint64_t n) {
-        return sparse::check(p.v[S], M(p, n), payload, len, n);
+    static gw_status check(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                           uint64_t len, uint64_t n) {
+        return sparse::check(kt, p.v[S], M(p, n), payload, len, n);
     }
-    static void decode(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t n,
-                       float* out) {
-        sparse::decode(p.v[S], payload, n, out);
+    static void decode(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                       uint64_t, uint64_t n, float* out) {
+        sparse::decode(kt, p.v[S], payload, n, out);
     }
-    static void accumulate(const CodecParams& p, const uint8_t* payload, uint64_t, uint64_t,
-                           float alpha, float* acc) {
-        sparse::accumulate(p.v[S], payload, alpha, acc);
+    static void accumulate(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                           uint64_t, uint64_t, float alpha, float* acc) {
+        sparse::accumulate(kt, p.v[S], payload, alpha, acc);
     }
 };
 

@@ -42,15 +42,13 @@ struct Prox {
     }
 };
 
-bool all_finite(const float* x, uint64_t n) { return kern::active().all_finite(x, n); }
-
 }  // namespace
 
 // ---------------------------------------------------------------------------
 // Master
 
-unsigned AsylpgMaster::choose_bits(const float* x, uint64_t n, uint32_t block, unsigned lo,
-                                   unsigned hi, double bound) {
+unsigned AsylpgMaster::choose_bits(const kern::Table& kt, const float* x, uint64_t n,
+                                   uint32_t block, unsigned lo, unsigned hi, double bound) {
     for (unsigned b = lo; b < hi; ++b) {
         if (!valid_bits(b)) continue;
         const gq::Grid g = gq::for_bits(b);
@@ -59,7 +57,7 @@ unsigned AsylpgMaster::choose_bits(const float* x, uint64_t n, uint32_t block, u
         for (uint64_t first = 0; first < n; first += bs) {
             const uint64_t d = n - first < bs ? n - first : bs;
             float delta = 0.0f;
-            if (gq::max_rule(CodecParams{}, g, x + first, d, &delta) != GW_OK) return hi;
+            if (gq::max_rule(kt, CodecParams{}, g, x + first, d, &delta) != GW_OK) return hi;
             err += gq::expected_sq_error(g, x + first, d, delta);
         }
         if (err <= bound) return b;
@@ -67,7 +65,8 @@ unsigned AsylpgMaster::choose_bits(const float* x, uint64_t n, uint32_t block, u
     return hi;
 }
 
-gw_status AsylpgMaster::init(const AsylpgMasterConfig& c) {
+gw_status AsylpgMaster::init(const Backend& backend, const AsylpgMasterConfig& c) {
+    cx_.bind(backend);
     const float* x0 = c.x0;
     if (c.n == 0 || c.epoch_length == 0) return GW_ERR_INVALID_ARGUMENT;
     if (!(std::isfinite(c.lr) && c.lr > 0.0f) || !(std::isfinite(c.l1) && c.l1 >= 0.0f) ||
@@ -77,7 +76,7 @@ gw_status AsylpgMaster::init(const AsylpgMasterConfig& c) {
     const bool full = c.bits_min == 0 && c.bits_max == 0;
     if (!full && (!valid_bits(c.bits_min) || !valid_bits(c.bits_max) || c.bits_min > c.bits_max))
         return GW_ERR_INVALID_ARGUMENT;
-    if (!all_finite(x0, c.n)) return GW_ERR_NONFINITE;
+    if (!cx_.k().all_finite(x0, c.n)) return GW_ERR_NONFINITE;
     cfg_ = c;
     cfg_.x0 = nullptr;
     size_t qb = 0, ib = 0;
@@ -86,7 +85,7 @@ gw_status AsylpgMaster::init(const AsylpgMasterConfig& c) {
         return GW_ERR_INVALID_ARGUMENT;
     frame_bound_ = qb > ib ? qb : ib;
     for (FloatBuf* b : {&x_, &snap_, &full_, &y_, &sum_, &u_, &nx_, &ny_}) {
-        *b = alloc_floats(c.n);
+        *b = alloc_floats(cx_.alloc(), c.n);
         if (!*b) return GW_ERR_OUT_OF_MEMORY;
     }
     const size_t bytes = c.n * sizeof(float);
@@ -99,7 +98,7 @@ gw_status AsylpgMaster::init(const AsylpgMasterConfig& c) {
 gw_status AsylpgMaster::begin_epoch(const float* full_grad) {
     if (const gw_status st = sequence(Call::kBeginEpoch); st != GW_OK) return st;
     const uint64_t n = cfg_.n;
-    if (!all_finite(full_grad, n)) return GW_ERR_NONFINITE;
+    if (!cx_.k().all_finite(full_grad, n)) return GW_ERR_NONFINITE;
     if (cfg_.variant == kAsylpgAcc) {
         // x_0 = theta y + (1 - theta) x~ as x~ + theta (y - x~), the inner
         // updates' form: exactly x~ when y == x~ (the "unchanged" model
@@ -112,7 +111,7 @@ gw_status AsylpgMaster::begin_epoch(const float* full_grad) {
             nx_[i] = sn[i] + td;
         }
         // y - x~ overflows only for opposite signs beyond FLT_MAX / 2.
-        if (!all_finite(nx_.get(), n)) return GW_ERR_OVERFLOW;
+        if (!cx_.k().all_finite(nx_.get(), n)) return GW_ERR_OVERFLOW;
         std::memcpy(x_.get(), nx_.get(), n * sizeof(float));
     } else {
         std::memcpy(x_.get(), snap_.get(), n * sizeof(float));
@@ -128,18 +127,16 @@ gw_status AsylpgMaster::model(void* frame, size_t capacity, size_t* written, uns
     if (const gw_status st = sequence(Call::kModel); st != GW_OK) return st;
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
     const uint64_t n = cfg_.n, tag = frame::make_tag(cfg_.tensor, s_.version);
-    const EncodeCtx ctx{cfg_.seed, s_.version, cfg_.tensor, &ws_.codec};
+    const EncodeCtx ctx = encode_ctx(cx_, cfg_.seed, s_.version, cfg_.tensor);
     const float *x = x_.get(), *sn = snap_.get();
     if (std::memcmp(x, sn, n * sizeof(float)) == 0) {
         // Unchanged: the workers hold x~ already; an empty frame says so.
         *bits = 0;
-        return frame::encode(identity(), ctx, tag, x, 0, frame, capacity,
-                             written, nullptr, ws_.stage);
+        return frame::encode(cx_, identity(), ctx, tag, x, 0, frame, capacity, written, nullptr);
     }
     if (cfg_.bits_max == 0) {
         *bits = 32;
-        return frame::encode(identity(), ctx, tag, x, n, frame, capacity,
-                             written, nullptr, ws_.stage);
+        return frame::encode(cx_, identity(), ctx, tag, x, n, frame, capacity, written, nullptr);
     }
     double dist = 0.0;  // ||x - x~||^2
     for (uint64_t i = 0; i < n; ++i) {
@@ -148,10 +145,10 @@ gw_status AsylpgMaster::model(void* frame, size_t capacity, size_t* written, uns
     }
     const double mu = cfg_.variant == kAsylpgAcc ? double(theta()) * cfg_.mu : cfg_.mu;
     const unsigned b =
-        choose_bits(x, n, cfg_.model_block, cfg_.bits_min, cfg_.bits_max, mu * dist);
+        choose_bits(cx_.k(), x, n, cfg_.model_block, cfg_.bits_min, cfg_.bits_max, mu * dist);
     *bits = b;
-    return frame::encode(quant_params(b, cfg_.model_block), ctx, tag, x, n, frame, capacity,
-                         written, nullptr, ws_.stage);
+    return frame::encode(cx_, quant_params(b, cfg_.model_block), ctx, tag, x, n, frame, capacity,
+                         written, nullptr);
 }
 
 gw_status AsylpgMaster::push(const void* data, size_t size) {
@@ -160,7 +157,7 @@ gw_status AsylpgMaster::push(const void* data, size_t size) {
     if (s_.version == UINT64_MAX || (s_.inner + 1 == cfg_.epoch_length && s_.epoch == UINT64_MAX))
         return GW_ERR_OVERFLOW;
     frame::View v;
-    gw_status st = frame::open(data, size, true, ws_.stage, &v);
+    gw_status st = frame::open(cx_, data, size, true, &v);
     if (st != GW_OK) return st;
     if (v.count != cfg_.n) return GW_ERR_COUNT_MISMATCH;
     if (frame::tag_tensor(v.tag) != cfg_.tensor) return GW_ERR_TAG_MISMATCH;
@@ -169,7 +166,7 @@ gw_status AsylpgMaster::push(const void* data, size_t size) {
     if (age > cfg_.tau) return GW_ERR_STALE;
     const uint64_t n = cfg_.n;
     float* u = u_.get();
-    v.params.codec->decode(v.params, v.payload, v.payload_len, n, u);
+    v.params.codec->decode(cx_.k(), v.params, v.payload, v.payload_len, n, u);
     const float* g = full_.get();
     for (uint64_t i = 0; i < n; ++i) u[i] = u[i] + g[i];
     // The new x (and y) go to nx_, ny_ and replace the state only if finite.
@@ -186,7 +183,7 @@ gw_status AsylpgMaster::push(const void* data, size_t size) {
             const float td = th * d;
             nx[i] = sn[i] + td;
         }
-        if (!all_finite(ny, n)) return GW_ERR_OVERFLOW;
+        if (!cx_.k().all_finite(ny, n)) return GW_ERR_OVERFLOW;
     } else {
         const Prox prox(cfg_.lr, cfg_.l1, cfg_.l2);
         for (uint64_t i = 0; i < n; ++i) {
@@ -194,12 +191,12 @@ gw_status AsylpgMaster::push(const void* data, size_t size) {
             nx[i] = prox(x[i] - t);
         }
     }
-    if (!all_finite(nx, n)) return GW_ERR_OVERFLOW;
+    if (!cx_.k().all_finite(nx, n)) return GW_ERR_OVERFLOW;
     // The epoch's running sum (Acc's next snapshot is its mean).
     float* sum = sum_.get();
     if (cfg_.variant == kAsylpgAcc) {
         for (uint64_t i = 0; i < n; ++i) u[i] = sum[i] + nx[i];
-        if (!all_finite(u, n)) return GW_ERR_OVERFLOW;
+        if (!cx_.k().all_finite(u, n)) return GW_ERR_OVERFLOW;
         std::memcpy(sum, u, n * sizeof(float));
         std::swap(y_, ny_);
     }
@@ -255,19 +252,20 @@ template void AsylpgMaster::fields(blob::Reader&, Scalars&);
 // ---------------------------------------------------------------------------
 // Worker
 
-gw_status AsylpgWorker::init(const AsylpgWorkerConfig& c) {
+gw_status AsylpgWorker::init(const Backend& backend, const AsylpgWorkerConfig& c) {
+    cx_.bind(backend);
     if (c.n == 0) return GW_ERR_INVALID_ARGUMENT;
     cfg_ = c;
     if (!frame::frame_bound(c.codec, c.n, &frame_bound_)) return GW_ERR_INVALID_ARGUMENT;
     for (FloatBuf* b : {&snap_, &model_, &alpha_}) {
-        *b = alloc_floats(c.n);
+        *b = alloc_floats(cx_.alloc(), c.n);
         if (!*b) return GW_ERR_OUT_OF_MEMORY;
     }
     return GW_OK;
 }
 
 gw_status AsylpgWorker::set_snapshot(const float* snapshot) {
-    if (!all_finite(snapshot, cfg_.n)) return GW_ERR_NONFINITE;
+    if (!cx_.k().all_finite(snapshot, cfg_.n)) return GW_ERR_NONFINITE;
     std::memcpy(snap_.get(), snapshot, cfg_.n * sizeof(float));
     s_.state.to(kHasSnapshot);  // a new snapshot: the model must come again
     return GW_OK;
@@ -276,14 +274,14 @@ gw_status AsylpgWorker::set_snapshot(const float* snapshot) {
 gw_status AsylpgWorker::receive(const void* data, size_t size) {
     if (const gw_status st = sequence(Call::kReceive); st != GW_OK) return st;
     frame::View v;
-    const gw_status st = frame::open(data, size, true, ws_.stage, &v);
+    const gw_status st = frame::open(cx_, data, size, true, &v);
     if (st != GW_OK) return st;
     if (v.count != 0 && v.count != cfg_.n) return GW_ERR_COUNT_MISMATCH;
     if (frame::tag_tensor(v.tag) != cfg_.tensor) return GW_ERR_TAG_MISMATCH;
     if (v.count == 0)
         std::memcpy(model_.get(), snap_.get(), cfg_.n * sizeof(float));
     else
-        v.params.codec->decode(v.params, v.payload, v.payload_len, cfg_.n, model_.get());
+        v.params.codec->decode(cx_.k(), v.params, v.payload, v.payload_len, cfg_.n, model_.get());
     s_.version = static_cast<uint32_t>(v.tag);
     s_.state.to(kHasModel);
     return GW_OK;
@@ -308,19 +306,20 @@ gw_status AsylpgWorker::step(const void* grad_model, const void* grad_snapshot, 
     // conversion buffer). A NaN/Inf in either input reaches alpha, and the
     // codec refuses a non-finite alpha before writing anything (every encoder
     // does), so no pass checks the inputs unless it does.
-    const float* gs = widen_to_f32(grad_snapshot, dtype, n, ws_.convert);
+    const float* gs = widen_to_f32(cx_.k(), grad_snapshot, dtype, n, cx_.convert);
     if (!gs) return GW_ERR_OUT_OF_MEMORY;
     float* a = alpha_.get();
     if (dtype != GW_DTYPE_F32) {
         std::memcpy(a, gs, n * sizeof(float));
         gs = a;
     }
-    const float* gm = widen_to_f32(grad_model, dtype, n, ws_.convert);
+    const float* gm = widen_to_f32(cx_.k(), grad_model, dtype, n, cx_.convert);
     if (!gm) return GW_ERR_OUT_OF_MEMORY;
     for (uint64_t i = 0; i < n; ++i) a[i] = gm[i] - gs[i];
-    const EncodeCtx ctx{cfg_.seed, s_.steps, cfg_.tensor, &ws_.codec};
-    const gw_status st = frame::encode(cfg_.codec, ctx, frame::make_tag(cfg_.tensor, s_.version),
-                                       a, n, frame, capacity, written, nullptr, ws_.stage);
+    const EncodeCtx ctx = encode_ctx(cx_, cfg_.seed, s_.steps, cfg_.tensor);
+    const gw_status st =
+        frame::encode(cx_, cfg_.codec, ctx, frame::make_tag(cfg_.tensor, s_.version), a, n, frame,
+                      capacity, written, nullptr);
     if (st == GW_ERR_NONFINITE) return inputs_finite(grad_model, grad_snapshot, dtype)
                                            ? GW_ERR_OVERFLOW  // finite inputs, alpha overflowed
                                            : GW_ERR_NONFINITE;
@@ -334,8 +333,8 @@ gw_status AsylpgWorker::step(const void* grad_model, const void* grad_snapshot, 
 bool AsylpgWorker::inputs_finite(const void* grad_model, const void* grad_snapshot,
                                  gw_dtype dtype) {
     for (const void* g : {grad_model, grad_snapshot}) {
-        const float* x = widen_to_f32(g, dtype, cfg_.n, ws_.convert);
-        if (!x || !all_finite(x, cfg_.n)) return false;
+        const float* x = widen_to_f32(cx_.k(), g, dtype, cfg_.n, cx_.convert);
+        if (!x || !cx_.k().all_finite(x, cfg_.n)) return false;
     }
     return true;
 }

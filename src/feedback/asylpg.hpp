@@ -70,7 +70,11 @@ class AsylpgMaster {
         return s_.phase.expect(c == Call::kBeginEpoch ? kAwaitFullGrad : kInEpoch);
     }
 
-    gw_status init(const AsylpgMasterConfig& c);
+    gw_status init(const Backend& backend, const AsylpgMasterConfig& c);
+
+    // The kernels and allocator it was created with.
+
+    const Context& context() const { return cx_; }
     size_t frame_bound() const { return frame_bound_; }
     gw_status begin_epoch(const float* full_grad);
     gw_status model(void* frame, size_t capacity, size_t* written, unsigned* bits);
@@ -80,8 +84,8 @@ class AsylpgMaster {
     const AsylpgMasterConfig& config() const { return cfg_; }
 
     // Smallest b in [lo, hi] with E||Q_b(x) - x||^2 <= bound (hi if none).
-    static unsigned choose_bits(const float* x, uint64_t n, uint32_t block, unsigned lo,
-                                unsigned hi, double bound);
+    static unsigned choose_bits(const kern::Table& kt, const float* x, uint64_t n, uint32_t block,
+                                unsigned lo, unsigned hi, double bound);
 
     struct Scalars {
         uint64_t epoch = 1;    // s
@@ -101,9 +105,9 @@ class AsylpgMaster {
   private:
     AsylpgMasterConfig cfg_;
     size_t frame_bound_ = 0;
+    Context cx_;  // first: the buffers below are freed through its allocator
     FloatBuf x_, snap_, full_, y_, sum_, u_, nx_, ny_;
     Scalars s_;
-    Workspace ws_;
 };
 
 struct AsylpgWorkerConfig {
@@ -123,7 +127,11 @@ class AsylpgWorker {
                                    : s_.state.expect(kHasModel);
     }
 
-    gw_status init(const AsylpgWorkerConfig& c);
+    gw_status init(const Backend& backend, const AsylpgWorkerConfig& c);
+
+    // The kernels and allocator it was created with.
+
+    const Context& context() const { return cx_; }
     size_t frame_bound() const { return frame_bound_; }
     gw_status set_snapshot(const float* snapshot);
     gw_status receive(const void* frame, size_t size);
@@ -149,9 +157,9 @@ class AsylpgWorker {
 
     AsylpgWorkerConfig cfg_;
     size_t frame_bound_ = 0;
+    Context cx_;  // first: the buffers below are freed through its allocator
     FloatBuf snap_, model_, alpha_;
     Scalars s_;
-    Workspace ws_;
 };
 
 }  // namespace gw

@@ -16,16 +16,17 @@ enum : uint16_t {
 };
 }  // namespace
 
-gw_status Cltk::init(const CltkConfig& c) {
+gw_status Cltk::init(const Backend& backend, const CltkConfig& c) {
+    cx_.bind(backend);
     cfg_ = c;
     if (!frame::frame_bound(c.index, c.n, &frame_bound_)) return GW_ERR_INVALID_ARGUMENT;
     // The index payload holds at most kmax indices: 4 + 4 kmax bytes.
     uint64_t payload = 0;
     c.index.codec->max_payload(c.index, c.n, &payload);
     kmax_ = (payload - 4) / 4;
-    m_ = alloc_floats(c.n);
-    a_ = alloc_floats(c.n);
-    if (kmax_) idx_.reset(static_cast<uint32_t*>(std::calloc(kmax_, sizeof(uint32_t))));
+    m_ = alloc_floats(cx_.alloc(), c.n);
+    a_ = alloc_floats(cx_.alloc(), c.n);
+    if (kmax_) idx_ = alloc_zeroed<uint32_t>(cx_.alloc(), kmax_);
     if (!m_ || !a_ || (kmax_ && !idx_)) return GW_ERR_OUT_OF_MEMORY;
     return GW_OK;
 }
@@ -64,13 +65,13 @@ gw_status Cltk::begin(const void* grad, gw_dtype dtype, float lr) {
     if (const gw_status st = sequence(Call::kBegin); st != GW_OK) return st;
     if (s_.step == UINT64_MAX) return GW_ERR_OVERFLOW;  // the round's apply would wrap the step count
     if (!(std::isfinite(lr) && lr > 0.0f)) return GW_ERR_INVALID_ARGUMENT;
-    const float* g = widen_to_f32(grad, dtype, cfg_.n, ws_.convert);
+    const float* g = widen_to_f32(cx_.k(), grad, dtype, cfg_.n, cx_.convert);
     if (!g) return GW_ERR_OUT_OF_MEMORY;
-    const kern::Table& t = kern::active();
+    const kern::Table& t = cx_.k();
     if (!t.all_finite(g, cfg_.n)) return GW_ERR_NONFINITE;
     // a = m + lr * g (t = lr*g; a = m + t), into the round's own buffer.
     std::memcpy(a_.get(), m_.get(), cfg_.n * sizeof(float));
-    axpy_host(lr, g, a_.get(), cfg_.n);
+    axpy_host(cx_.k(), lr, g, a_.get(), cfg_.n);
     if (!t.all_finite(a_.get(), cfg_.n)) return GW_ERR_OVERFLOW;
     phase_.to(kBegun);
     return GW_OK;
@@ -79,9 +80,9 @@ gw_status Cltk::begin(const void* grad, gw_dtype dtype, float lr) {
 gw_status Cltk::select(void* frame, size_t capacity, size_t* written) {
     if (const gw_status st = sequence(Call::kSelect); st != GW_OK) return st;
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
-    const EncodeCtx ctx{0, s_.step, cfg_.tensor, &ws_.codec};
-    const gw_status st = frame::encode(cfg_.index, ctx, frame::make_tag(cfg_.tensor, s_.step), a_.get(),
-                                       cfg_.n, frame, capacity, written, nullptr, ws_.stage);
+    const EncodeCtx ctx = encode_ctx(cx_, 0, s_.step, cfg_.tensor);
+    const gw_status st = frame::encode(cx_, cfg_.index, ctx, frame::make_tag(cfg_.tensor, s_.step),
+                                       a_.get(), cfg_.n, frame, capacity, written, nullptr);
     if (st == GW_OK) phase_.to(kSelected);
     return st;
 }
@@ -99,7 +100,7 @@ gw_status Cltk::extract(const void* frame, size_t size, float* values, uint64_t 
     } else {
         if (!frame) return GW_ERR_NULL_POINTER;
         frame::View v;
-        const gw_status st = frame::open(frame, size, true, ws_.stage, &v);
+        const gw_status st = frame::open(cx_, frame, size, true, &v);
         if (st != GW_OK) return st;
         if (!params_equal(v.params, cfg_.index)) return GW_ERR_CODEC_MISMATCH;
         if (v.count != cfg_.n) return GW_ERR_COUNT_MISMATCH;
@@ -107,8 +108,7 @@ gw_status Cltk::extract(const void* frame, size_t size, float* values, uint64_t 
         const uint64_t k = load_le<uint32_t>(v.payload);
         if (capacity < k) return GW_ERR_BUFFER_TOO_SMALL;
         index_payload_indices(v.payload, idx_.get());
-        const uint32_t* idx = idx_.get();
-        for (uint64_t j = 0; j < k; ++j) values[j] = a[idx[j]];
+        cx_.k().gather(a, idx_.get(), k, values);
         count_ = k;
         dense_ = false;
     }

@@ -50,7 +50,11 @@ class Cltk {
     // The calls a round is made of, for sequence().
     enum class Call : uint8_t { kBegin, kSelect, kExtract, kApply, kSetLeader, kSave };
 
-    gw_status init(const CltkConfig& c);
+    gw_status init(const Backend& backend, const CltkConfig& c);
+
+    // The kernels and allocator it was created with.
+
+    const Context& context() const { return cx_; }
 
     size_t index_frame_bound() const { return frame_bound_; }
     // Length of the largest value buffer (k, or n with dense warm-up rounds).
@@ -102,13 +106,13 @@ class Cltk {
     CltkConfig cfg_;
     size_t frame_bound_ = 0;
     uint64_t kmax_ = 0;
+    Context cx_;             // first: the buffers below are freed through its allocator
     FloatBuf m_, a_;         // memory; this round's accumulator
-    std::unique_ptr<uint32_t[], FreeDeleter> idx_;  // this round's indices (kmax_)
+    Buf<uint32_t> idx_;      // this round's indices (kmax_)
     uint64_t count_ = 0;     // entries this round (n when dense)
     bool dense_ = false;     // the extracted round was dense
     Phase<State> phase_{kIdle};
     Scalars s_;
-    Workspace ws_;
 };
 
 // ScaleCom's per-layer rate guidance from a layer's FLOPs per gradient

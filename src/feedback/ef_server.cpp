@@ -17,13 +17,14 @@ enum : uint16_t {
 };
 }  // namespace
 
-gw_status EfServer::init(const ServerConfig& c) {
+gw_status EfServer::init(const Backend& backend, const ServerConfig& c) {
+    cx_.bind(backend);
     cfg_ = c;
     if (!frame::frame_bound(c.codec, c.length, &frame_bound_)) return GW_ERR_INVALID_ARGUMENT;
     if (c.length == 0) return GW_OK;  // an empty slice: frames of no elements
-    acc_ = alloc_floats(c.length);
-    q_ = alloc_floats(c.length);
-    if (c.error_feedback) e_ = alloc_floats(c.length);
+    acc_ = alloc_floats(cx_.alloc(), c.length);
+    q_ = alloc_floats(cx_.alloc(), c.length);
+    if (c.error_feedback) e_ = alloc_floats(cx_.alloc(), c.length);
     if (!acc_ || !q_ || (c.error_feedback && !e_)) return GW_ERR_OUT_OF_MEMORY;
     return GW_OK;
 }
@@ -45,7 +46,7 @@ float EfServer::weight() const {
 gw_status EfServer::push(const void* frame, size_t size) {
     if (const gw_status st = sequence(Call::kPush); st != GW_OK) return st;
     frame::View v;
-    gw_status st = frame::open(frame, size, true, ws_.stage, &v);
+    gw_status st = frame::open(cx_, frame, size, true, &v);
     if (st != GW_OK) return st;
     if (v.count != cfg_.length) return GW_ERR_COUNT_MISMATCH;
     if ((st = accept(v)) != GW_OK) return st;
@@ -57,7 +58,7 @@ gw_status EfServer::push(const void* frame, size_t size) {
     // The new sum goes to q_ and replaces acc_ only if it is finite, so a
     // rejected push leaves the round as it was. A frame that adds by ranges
     // does it tile by tile, the tile checked while in cache.
-    const kern::Table& t = kern::active();
+    const kern::Table& t = cx_.k();
     float* next = q_.get();
     const float* acc = acc_.get();
     const float w = weight();
@@ -70,9 +71,10 @@ gw_status EfServer::push(const void* frame, size_t size) {
         else
             std::memcpy(next + off, acc + off, tl * sizeof(float));
         if (ranges)
-            v.params.codec->accumulate_range(v.params, v.payload, n, off, off + tl, w, next + off);
+            v.params.codec->accumulate_range(cx_.k(), v.params, v.payload, n, off, off + tl, w,
+                                             next + off);
         else
-            v.params.codec->accumulate(v.params, v.payload, v.payload_len, n, w, next);
+            v.params.codec->accumulate(cx_.k(), v.params, v.payload, v.payload_len, n, w, next);
         if (!vote() && !t.all_finite(next + off, tl)) return GW_ERR_OVERFLOW;
     }
     std::swap(acc_, q_);
@@ -92,15 +94,16 @@ gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t
     if (st != GW_OK) return st;
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
     frame::Many m;
-    st = frame::open_many(frames, sizes, count, cfg_.length, ws_,
-                          [this](const frame::View& v) { return accept(v); }, &m, bad);
+    st = frame::open_many(
+        frames, sizes, count, cfg_.length, cx_, [this](const frame::View& v) { return accept(v); },
+        &m, bad);
     if (st != GW_OK) return st;
     const uint64_t n = cfg_.length;
     const float w = weight();
     const uint64_t fused_block = fused_sign_block(cfg_.codec, n);
     if (m.tiled && fused_block != 0) {
         static_assert(kFusedTile <= frame::kSumTile, "a fused tile is one add_tile");
-        float* tile = static_cast<float*>(ws_.tile.get(kFusedTile * sizeof(float)));
+        float* tile = static_cast<float*>(cx_.tile.get(kFusedTile * sizeof(float)));
         if (!tile) return GW_ERR_OUT_OF_MEMORY;
         float* e = e_.get();
         const kern::EfCoef k = combine_coef(r);
@@ -109,30 +112,30 @@ gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t
         const bool fixed = fused_block < n;
         MagnitudeBound::Step b{};
         const bool one_pass =
-            fixed && bound_.prove(k, frame::max_abs_sum(m, n, w), nullptr, e, n, &b);
+            fixed && bound_.prove(cx_.k(), k, frame::max_abs_sum(m, n, w), nullptr, e, n, &b);
         uint64_t len = 0;
         // q = (0 + w D_1 + ... + w D_M) + r e_s per tile, as push and step compute it.
         st = fused_scaled_sign(
             cfg_.codec, n, k,
             [&](uint64_t off, uint64_t tl) {
                 std::memset(tile, 0, tl * sizeof(float));
-                frame::add_tile(m, n, off, tl, w, tile);
+                frame::add_tile(cx_.k(), m, n, off, tl, w, tile);
                 return CombineInputs{tile, tile, e ? e + off : tile};
             },
-            e, nullptr, one_pass, ws_.codec, frame, &len);
+            e, nullptr, one_pass, cx_, frame, &len);
         // acc and e_s are finite, so a non-finite q can only be an overflow.
         if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;
         if (st != GW_OK) return st;
         if (fixed) bound_.advance(b, false, e != nullptr);
-        *written =
-            frame::seal(cfg_.codec, frame::make_tag(cfg_.tensor, s_.clock.step), n, len, 0, frame);
+        *written = frame::seal(cx_.k(), cfg_.codec, frame::make_tag(cfg_.tensor, s_.clock.step), n,
+                               len, 0, frame);
         s_.clock.advance(lr);
         return GW_OK;
     }
     if (n) {
         std::memset(acc_.get(), 0, n * sizeof(float));
-        frame::add_all(m, n, w, acc_.get(), ws_.stage);
-        if (!vote() && !kern::active().all_finite(acc_.get(), n)) return GW_ERR_OVERFLOW;
+        frame::add_all(cx_, m, n, w, acc_.get());
+        if (!vote() && !cx_.k().all_finite(acc_.get(), n)) return GW_ERR_OVERFLOW;
     }
     s_.pushes = cfg_.workers;
     st = step(lr, frame, capacity, written);
@@ -146,7 +149,7 @@ gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written
     gw_status st = s_.clock.rescale(lr, cfg_.error_feedback, &r);
     if (st != GW_OK) return st;
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
-    const kern::Table& t = kern::active();
+    const kern::Table& t = cx_.k();
     const uint64_t n = cfg_.length;
     // q = acc + r*e_s, via the worker's combine kernel with zero momentum terms.
     const float* acc = acc_.get();
@@ -155,18 +158,20 @@ gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written
         uint64_t len = 0;
         st = fused_scaled_sign(
             cfg_.codec, n, combine_coef(r),
-            [&](uint64_t off, uint64_t) { return CombineInputs{acc + off, acc + off, e + off}; },
-            e_.get(), nullptr, false, ws_.codec, frame, &len);
+            [&](uint64_t off, uint64_t) {
+                return CombineInputs{acc + off, acc + off, e + off};
+            },
+            e_.get(), nullptr, false, cx_, frame, &len);
         if (st == GW_OK)
-            *written = frame::seal(cfg_.codec, frame::make_tag(cfg_.tensor, s_.clock.step), n,
-                                   len, 0, frame);
+            *written = frame::seal(cx_.k(), cfg_.codec, frame::make_tag(cfg_.tensor, s_.clock.step),
+                                   n, len, 0, frame);
     } else {
         if (n) t.ef_combine(acc, acc, e, combine_coef(r), q_.get(), n);
         // The residual goes over q (in place) and becomes e_s only on
         // success: a residual that overflows is found as it is written.
-        const EncodeCtx ctx{0, s_.clock.step, cfg_.tensor, &ws_.codec};
-        st = frame::encode(cfg_.codec, ctx, frame::make_tag(cfg_.tensor, s_.clock.step), q_.get(), n,
-                           frame, capacity, written, e_ ? q_.get() : nullptr, ws_.stage);
+        const EncodeCtx ctx = encode_ctx(cx_, 0, s_.clock.step, cfg_.tensor);
+        st = frame::encode(cx_, cfg_.codec, ctx, frame::make_tag(cfg_.tensor, s_.clock.step),
+                           q_.get(), n, frame, capacity, written, e_ ? q_.get() : nullptr);
         if (st == GW_OK && e_) std::swap(e_, q_);
     }
     // acc and e_s are finite, so a non-finite q can only be an overflow.

@@ -53,7 +53,11 @@ class EfServer {
     // The most workers whose votes or sums are exact in float32 (2^24).
     static constexpr uint32_t kMaxWorkers = 1u << 24;
 
-    gw_status init(const ServerConfig& c);
+    gw_status init(const Backend& backend, const ServerConfig& c);
+
+    // The kernels and allocator it was created with.
+
+    const Context& context() const { return cx_; }
 
     size_t frame_bound() const { return frame_bound_; }
     gw_status push(const void* frame, size_t size);
@@ -93,10 +97,10 @@ class EfServer {
 
     ServerConfig cfg_;
     size_t frame_bound_ = 0;
+    Context cx_;            // first: the buffers below are freed through its allocator
     FloatBuf acc_, e_, q_;  // round accumulator, residual e_s, scratch (q or a tile, next acc)
     MagnitudeBound bound_;  // of e_s, for one-pass fixed-block rounds
     Scalars s_;
-    Workspace ws_;
 };
 
 }  // namespace gw

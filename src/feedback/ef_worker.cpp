@@ -32,14 +32,15 @@ enum : uint16_t {
 
 }  // namespace
 
-gw_status EfWorker::init(const WorkerConfig& c) {
+gw_status EfWorker::init(const Backend& backend, const WorkerConfig& c) {
+    cx_.bind(backend);
     cfg_ = c;
     if (!frame::frame_bound(c.codec, c.n, &frame_bound_)) return GW_ERR_INVALID_ARGUMENT;
     // The fused scaled-sign step never stores p; other codecs need all of it.
     const bool fused = fused_sign_block(c.codec, c.n) != 0;
-    if (!fused) p_ = alloc_floats(c.n);
-    if (has_momentum(c)) m_ = alloc_floats(c.n);
-    if (c.error_feedback) e_ = alloc_floats(c.n);
+    if (!fused) p_ = alloc_floats(cx_.alloc(), c.n);
+    if (has_momentum(c)) m_ = alloc_floats(cx_.alloc(), c.n);
+    if (c.error_feedback) e_ = alloc_floats(cx_.alloc(), c.n);
     if ((!fused && !p_) || (has_momentum(c) && !m_) || (c.error_feedback && !e_))
         return GW_ERR_OUT_OF_MEMORY;
     return GW_OK;
@@ -51,9 +52,9 @@ gw_status EfWorker::step(const void* grad, gw_dtype dtype, float lr, void* frame
     gw_status st = clock_.rescale(lr, cfg_.error_feedback, &r);
     if (st != GW_OK) return st;
     if (capacity < frame_bound_) return GW_ERR_BUFFER_TOO_SMALL;
-    const float* g = widen_to_f32(grad, dtype, cfg_.n, ws_.convert);
+    const float* g = widen_to_f32(cx_.k(), grad, dtype, cfg_.n, cx_.convert);
     if (!g) return GW_ERR_OUT_OF_MEMORY;
-    const kern::Table& t = kern::active();
+    const kern::Table& t = cx_.k();
     const EfCoef k = coefficients(cfg_, r);
     // Missing buffers are stood in for by g with zero weight (mu=kg=0 or r=0).
     const float* m = m_ ? m_.get() : g;
@@ -72,16 +73,16 @@ gw_status EfWorker::step(const void* grad, gw_dtype dtype, float lr, void* frame
 gw_status EfWorker::step_codec(const float* g, const float* m, const float* e,
                                const kern::EfCoef& k, void* frame, size_t capacity,
                                size_t* written) {
-    const kern::Table& t = kern::active();
+    const kern::Table& t = cx_.k();
     t.ef_combine(g, m, e, k, p_.get(), cfg_.n);
     // The codec checks p for NaN/Inf before writing the residual, and writes
     // it over p (in place), so a refused step (a NaN, or a residual that
     // overflows, found as it is written) leaves m, e and the clock as they
     // were; on success p's buffer becomes e, with no copy.
-    const EncodeCtx ctx{cfg_.seed, clock_.step, cfg_.tensor, &ws_.codec};
-    const gw_status st = frame::encode(cfg_.codec, ctx, frame::make_tag(cfg_.tensor, clock_.step),
-                                       p_.get(), cfg_.n, frame, capacity, written,
-                                       e_ ? p_.get() : nullptr, ws_.stage);
+    const EncodeCtx ctx = encode_ctx(cx_, cfg_.seed, clock_.step, cfg_.tensor);
+    const gw_status st =
+        frame::encode(cx_, cfg_.codec, ctx, frame::make_tag(cfg_.tensor, clock_.step), p_.get(),
+                      cfg_.n, frame, capacity, written, e_ ? p_.get() : nullptr);
     if (st != GW_OK) return st;
     if (e_) std::swap(e_, p_);
     if (m_) t.momentum_update(m_.get(), g, k.mu, k.kg, cfg_.n);
@@ -99,18 +100,21 @@ gw_status EfWorker::step_scaled_sign(const float* g, const float* m, const float
     MagnitudeBound::Step b{};
     bool one_pass = false;
     if (fixed) {
-        const double gmax = MagnitudeBound::measure(g, n);
+        const double gmax = MagnitudeBound::measure(cx_.k(), g, n);
         if (std::isinf(gmax)) return GW_ERR_NONFINITE;
-        one_pass = bound_.prove(k, gmax, m_.get(), e_.get(), n, &b);
+        one_pass = bound_.prove(cx_.k(), k, gmax, m_.get(), e_.get(), n, &b);
     }
     uint64_t len = 0;
     const gw_status st = fused_scaled_sign(
         cfg_.codec, n, k,
-        [&](uint64_t off, uint64_t) { return CombineInputs{g + off, m + off, e + off}; },
-        e_.get(), m_.get(), one_pass, ws_.codec, frame, &len);
+        [&](uint64_t off, uint64_t) {
+            return CombineInputs{g + off, m + off, e + off};
+        },
+        e_.get(), m_.get(), one_pass, cx_, frame, &len);
     if (st != GW_OK) return st;
     if (fixed) bound_.advance(b, m_ != nullptr, e_ != nullptr);
-    *written = frame::seal(cfg_.codec, frame::make_tag(cfg_.tensor, clock_.step), n, len, 0, frame);
+    *written = frame::seal(cx_.k(), cfg_.codec, frame::make_tag(cfg_.tensor, clock_.step), n, len,
+                           0, frame);
     return GW_OK;
 }
 

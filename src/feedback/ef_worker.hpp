@@ -34,7 +34,9 @@ class EfWorker {
     static constexpr blob::Kind kBlobKind = blob::kWorker;
 
     // Allocates every buffer; the config was validated by the caller.
-    gw_status init(const WorkerConfig& c);
+    gw_status init(const Backend& backend, const WorkerConfig& c);
+    // The kernels and allocator it was created with.
+    const Context& context() const { return cx_; }
 
     size_t frame_bound() const { return frame_bound_; }
     // grad is float32, or f16/bf16 bits when dtype says so (converted first).
@@ -63,10 +65,10 @@ class EfWorker {
 
     WorkerConfig cfg_;
     size_t frame_bound_ = 0;
+    Context cx_;          // first: the buffers below are freed through its allocator
     FloatBuf m_, e_, p_;  // momentum, residual, p (not for the fused scaled sign)
     MagnitudeBound bound_;  // of m_ and e_, for one-pass fixed-block steps
     Clock clock_;
-    Workspace ws_;
 };
 
 }  // namespace gw

@@ -87,11 +87,11 @@ struct MagnitudeBound {
     // the state bounded; measured first if the bounds are unknown (after a
     // load) or too loose (two read passes, rare: values truly near kLimit
     // make every step measure and take the two-pass path).
-    bool prove(const kern::EfCoef& k, double gmax, const float* mv, const float* ev, uint64_t n,
-               Step* out) {
+    bool prove(const kern::Table& kt, const kern::EfCoef& k, double gmax, const float* mv,
+               const float* ev, uint64_t n, Step* out) {
         if (gmax < kLimit && (!known || !step(k, gmax).one_pass())) {
-            m = measure(mv, n);
-            e = measure(ev, n);
+            m = measure(kt, mv, n);
+            e = measure(kt, ev, n);
             known = true;
         }
         // Valid for advance() whichever path the step takes.
@@ -104,9 +104,9 @@ struct MagnitudeBound {
         e = has_e ? s.p : 0.0;
     }
     // Largest |x_i| (inf if x holds NaN/Inf; 0 for a missing buffer).
-    static double measure(const float* x, uint64_t n) {
+    static double measure(const kern::Table& kt, const float* x, uint64_t n) {
         if (!x) return 0.0;
-        uint32_t key = kern::active().max_abs_key(x, n);
+        uint32_t key = kt.max_abs_key(x, n);
         if (key > 0x7F800000u) key = 0x7F800000u;  // NaN: as Inf
         float f;
         std::memcpy(&f, &key, sizeof f);
@@ -120,21 +120,21 @@ struct MagnitudeBound {
 // each pass. e_out (n floats or null: no residual) gets p - C(p) and m_out
 // (n floats or null) the updated momentum; they may be the e and m that
 // tile() returns. GW_ERR_NONFINITE, with nothing written, if p holds NaN/Inf;
-// GW_ERR_OUT_OF_MEMORY if the scales do not fit in scratch.
+// GW_ERR_OUT_OF_MEMORY if the scales do not fit in cx.codec.
 //
 // one_pass (fixed blocks only): the caller has proven p finite
 // (MagnitudeBound), so each tile's scales and bits are done while the tile
 // is in cache and tile() is called once per tile: g, m and e cross the memory
 // bus once. Without that proof a late block's NaN would be seen after early
 // blocks were written.
-template <class Tile>
-gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::EfCoef& k,
-                            Tile tile, float* e_out, float* m_out, bool one_pass,
-                            Scratch& scratch, void* frame, uint64_t* len) {
-    const kern::Table& t = kern::active();
+template <class Tile> gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n,
+                                                  const kern::EfCoef& k, Tile tile, float* e_out,
+                                                  float* m_out, bool one_pass, Context& cx,
+                                                  void* frame, uint64_t* len) {
+    const kern::Table& t = cx.k();
     const uint64_t block = fused_sign_block(codec, n);
     const ScaledSignLayout l(block, n);  // the codec's payload
-    float* scales = static_cast<float*>(scratch.get(l.blocks * sizeof(float)));
+    float* scales = static_cast<float*>(cx.codec.get(l.blocks * sizeof(float)));
     if (!scales) return GW_ERR_OUT_OF_MEMORY;
     uint8_t* payload = frame::payload_of(codec, frame);
     // Fused blocks are multiples of 8 elements (or one block), so the blocks'

@@ -1,11 +1,8 @@
 #include "feedback/fusion.hpp"
 
-#include <cstdlib>
 #include <cstring>
-#include <new>
 
 #include "frame/frame.hpp"
-#include "kernels/kernels.hpp"
 #include "util/bytes.hpp"
 
 namespace gw::fusion {
@@ -14,8 +11,8 @@ constexpr uint8_t kMagic[4] = {'G', 'W', 'F', 'B'};
 constexpr uint8_t kVersion = 1;
 }  // namespace
 
-gw_status read(const uint8_t* b, size_t size, Entry* out, size_t capacity, size_t* count,
-               Scratch& stage) {
+gw_status read(Context& cx, const uint8_t* b, size_t size, Entry* out, size_t capacity,
+               size_t* count) {
     // Same order as frames: a prefix of a valid bundle is truncated, never
     // anything else.
     if (size == 0) return GW_ERR_FRAME_TRUNCATED;
@@ -42,14 +39,14 @@ gw_status read(const uint8_t* b, size_t size, Entry* out, size_t capacity, size_
     total += kTrailer;
     if (size < total) return GW_ERR_FRAME_TRUNCATED;
     if (size > total) return GW_ERR_FRAME_TRAILING;
-    if (kern::active().crc32c(0, b, size - kTrailer) != load_le<uint32_t>(b + size - kTrailer))
+    if (cx.k().crc32c(0, b, size - kTrailer) != load_le<uint32_t>(b + size - kTrailer))
         return GW_ERR_FRAME_CHECKSUM;
     size_t off = static_cast<size_t>(dir_end);
     for (uint64_t i = 0; i < n; ++i) {
         const uint8_t* e = b + kHeader + i * kEntry;
         const size_t fs = static_cast<size_t>(load_le<uint64_t>(e + 4));
         frame::View v;
-        const gw_status st = frame::open(b + off, fs, true, stage, &v);
+        const gw_status st = frame::open(cx, b + off, fs, true, &v);
         if (st != GW_OK) return st;
         if (i < capacity) out[i] = Entry{load_le<uint32_t>(e), off, fs};
         off += fs;
@@ -59,13 +56,15 @@ gw_status read(const uint8_t* b, size_t size, Entry* out, size_t capacity, size_
 }
 
 Buffer::~Buffer() {
-    for (uint32_t i = 0; i < slots_; ++i) std::free(slot_[i].data);
-    delete[] slot_;
+    for (uint32_t i = 0; i < slots_; ++i) cx_.alloc().release(slot_[i].data);
+    cx_.alloc().release(slot_);
 }
 
-gw_status Buffer::init(size_t capacity, uint32_t slots) {
-    slot_ = new (std::nothrow) Slot[slots];
+gw_status Buffer::init(const Backend& backend, size_t capacity, uint32_t slots) {
+    cx_.bind(backend);
+    slot_ = static_cast<Slot*>(cx_.alloc().allocate(slots * sizeof(Slot), alignof(Slot)));
     if (!slot_) return GW_ERR_OUT_OF_MEMORY;
+    for (uint32_t i = 0; i < slots; ++i) new (&slot_[i]) Slot();
     slots_ = slots;
     capacity_ = capacity;
     return GW_OK;
@@ -77,11 +76,12 @@ gw_status Buffer::add(uint32_t slot, const uint8_t* frame, size_t size, int* flu
     Slot& s = slot_[slot];
     if (s.seen) return GW_ERR_SEQUENCE;  // once per round
     frame::View v;
-    const gw_status st = frame::open(frame, size, true, stage_, &v);
+    const gw_status st = frame::open(cx_, frame, size, true, &v);
     if (st != GW_OK) return st;
-    if (s.cap < size) {
-        uint8_t* p = static_cast<uint8_t*>(std::realloc(s.data, size));
+    if (s.cap < size) {  // the old copy is not needed: the new frame replaces it
+        uint8_t* p = static_cast<uint8_t*>(cx_.alloc().allocate(size, 16));
         if (!p) return GW_ERR_OUT_OF_MEMORY;
+        cx_.alloc().release(s.data);
         s.data = p;
         s.cap = size;
     }
@@ -129,7 +129,7 @@ gw_status Buffer::flush(uint8_t* out, size_t capacity, size_t* written) {
         body += s.size;
         s.pending = false;
     }
-    store_le<uint32_t>(body, kern::active().crc32c(0, out, total - kTrailer));
+    store_le<uint32_t>(body, cx_.k().crc32c(0, out, total - kTrailer));
     *written = total;
     pending_count_ = 0;
     pending_bytes_ = 0;

@@ -18,7 +18,7 @@
 #include <mutex>
 
 #include "gradwire_types.h"
-#include "util/scratch.hpp"
+#include "kernels/context.hpp"
 
 namespace gw::fusion {
 
@@ -33,13 +33,15 @@ struct Entry {
 // Validate a bundle: GW_OK with *count entries (written to out if capacity
 // allows; GW_ERR_BUFFER_TOO_SMALL otherwise, *count still set), or a
 // GW_ERR_FRAME_* status (the bundle's own checks, or its frames').
-gw_status read(const uint8_t* b, size_t size, Entry* out, size_t capacity, size_t* count,
-               Scratch& stage);
+gw_status read(Context& cx, const uint8_t* b, size_t size, Entry* out, size_t capacity,
+               size_t* count);
 
 class Buffer {
   public:
     ~Buffer();
-    gw_status init(size_t capacity, uint32_t slots);
+    gw_status init(const Backend& backend, size_t capacity, uint32_t slots);
+    // The kernels and allocator it was created with.
+    const Context& context() const { return cx_; }
     // Copy a (checked) frame into slot's place; *flush = 1 when the bundle
     // should go out now (pending bytes reached capacity, or every slot of the
     // round has been added).
@@ -60,10 +62,10 @@ class Buffer {
     };
     size_t bundle_size_locked() const;
     mutable std::mutex mu_;
+    Context cx_;  // first: the slots below are freed through its allocator
     Slot* slot_ = nullptr;
     uint32_t slots_ = 0, seen_ = 0, pending_count_ = 0;
     size_t capacity_ = 0, pending_bytes_ = 0;
-    Scratch stage_;
 };
 
 }  // namespace gw::fusion

@@ -14,7 +14,8 @@ enum : uint16_t {
 };
 }  // namespace
 
-gw_status LagsLayer::init(const LagsLayerConfig& c) {
+gw_status LagsLayer::init(const Backend& backend, const LagsLayerConfig& c) {
+    cx_.bind(backend);
     cfg_ = c;
     k_slot_ = param_slot(*c.codec.codec, GW_PARAM_K);
     if (k_slot_ < 0 || c.n > static_cast<uint64_t>(c.codec.codec->params[k_slot_].max))
@@ -29,8 +30,8 @@ gw_status LagsLayer::init(const LagsLayerConfig& c) {
                         : (ppm >= 0 ? (c.n * static_cast<uint64_t>(c.codec.v[ppm]) + 999999) / 1000000
                                     : c.n);
     s_.k = k0 < 1 ? 1 : (k0 > c.n ? c.n : k0);
-    eps_ = alloc_floats(c.n);
-    acc_ = alloc_floats(c.n);
+    eps_ = alloc_floats(cx_.alloc(), c.n);
+    acc_ = alloc_floats(cx_.alloc(), c.n);
     if (!eps_ || !acc_) return GW_ERR_OUT_OF_MEMORY;
     return GW_OK;
 }
@@ -44,13 +45,13 @@ gw_status LagsLayer::set_k(uint64_t k) {
 gw_status LagsLayer::accumulate(const void* grad, gw_dtype dtype, float lr) {
     if (!(std::isfinite(lr) && lr > 0.0f)) return GW_ERR_INVALID_ARGUMENT;
     if (s_.clock.at_limit()) return GW_ERR_OVERFLOW;  // the step count would wrap
-    const float* g = widen_to_f32(grad, dtype, cfg_.n, ws_.convert);
+    const float* g = widen_to_f32(cx_.k(), grad, dtype, cfg_.n, cx_.convert);
     if (!g) return GW_ERR_OUT_OF_MEMORY;
-    const kern::Table& t = kern::active();
+    const kern::Table& t = cx_.k();
     if (!t.all_finite(g, cfg_.n)) return GW_ERR_NONFINITE;
     // acc = eps + lr * g (t = lr*g; acc = eps + t), in the handle's own buffer.
     std::memcpy(acc_.get(), eps_.get(), cfg_.n * sizeof(float));
-    axpy_host(lr, g, acc_.get(), cfg_.n);
+    axpy_host(cx_.k(), lr, g, acc_.get(), cfg_.n);
     return t.all_finite(acc_.get(), cfg_.n) ? GW_OK : GW_ERR_OVERFLOW;
 }
 
@@ -61,10 +62,10 @@ gw_status LagsLayer::step(const void* grad, gw_dtype dtype, float lr, void* fram
     if (st != GW_OK) return st;
     CodecParams p = cfg_.codec;
     p.v[k_slot_] = static_cast<int64_t>(s_.k);
-    const EncodeCtx ctx{cfg_.seed, s_.clock.step, cfg_.tensor, &ws_.codec};
+    const EncodeCtx ctx = encode_ctx(cx_, cfg_.seed, s_.clock.step, cfg_.tensor);
     // eps = acc - decoded, written only once the frame is.
-    st = frame::encode(p, ctx, frame::make_tag(cfg_.tensor, s_.clock.step), acc_.get(), cfg_.n,
-                       frame, capacity, written, acc_.get(), ws_.stage);
+    st = frame::encode(cx_, p, ctx, frame::make_tag(cfg_.tensor, s_.clock.step), acc_.get(), cfg_.n,
+                       frame, capacity, written, acc_.get());
     if (st != GW_OK) return st;
     std::memcpy(eps_.get(), acc_.get(), cfg_.n * sizeof(float));
     s_.clock.advance(lr);

@@ -32,7 +32,11 @@ class LagsLayer {
   public:
     static constexpr blob::Kind kBlobKind = blob::kLags;
 
-    gw_status init(const LagsLayerConfig& c);
+    gw_status init(const Backend& backend, const LagsLayerConfig& c);
+
+    // The kernels and allocator it was created with.
+
+    const Context& context() const { return cx_; }
     size_t frame_bound() const { return frame_bound_; }
     gw_status set_k(uint64_t k);  // 1..n
     uint64_t k() const { return s_.k; }
@@ -61,9 +65,9 @@ class LagsLayer {
     LagsLayerConfig cfg_;
     int k_slot_ = -1;
     size_t frame_bound_ = 0;
+    Context cx_;  // first: the buffers below are freed through its allocator
     FloatBuf eps_, acc_;
     Scalars s_;
-    Workspace ws_;
 };
 
 }  // namespace gw

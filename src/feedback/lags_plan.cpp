@@ -5,7 +5,7 @@
 #include <cstring>
 
 #include "kernels/kernels.hpp"
-#include "util/scratch.hpp"
+#include "kernels/context.hpp"
 
 namespace gw::lags {
 
@@ -49,7 +49,7 @@ double pipeline_end(size_t layers, const double* t_b, const double* comm) {
 
 gw_status plan(const Network& net, size_t layers, const uint64_t* n, const double* t_b,
                const double* t_spar, LayerPlan* out, double* t_plan, double* t_dense) {
-    Scratch mem;
+    Scratch mem(malloc_allocator());
     double* plan_comm = static_cast<double*>(mem.get(4 * layers * sizeof(double) + 1));
     if (!plan_comm) return GW_ERR_OUT_OF_MEMORY;
     double* dense_comm = plan_comm + layers;
@@ -112,9 +112,10 @@ double s_max(double t_f, double t_b, double t_c) {
     return 1.0 + 1.0 / (t_f / std::min(t_c, t_b) + std::max(r, 1.0 / r));
 }
 
-gw_status delta(const float* const* xs, uint32_t workers, uint64_t n, uint64_t k, double* out) {
-    const kern::Table& t = kern::active();
-    Scratch work, idx_mem, sums;
+gw_status delta(const kern::Table& t, const float* const* xs, uint32_t workers, uint64_t n,
+                uint64_t k, double* out) {
+    const Allocator& a = malloc_allocator();
+    Scratch work(a), idx_mem(a), sums(a);
     void* w = work.get(kern::kTopkScratchBytes);
     uint32_t* idx = static_cast<uint32_t*>(idx_mem.get(k * sizeof(uint32_t) + 1));
     double* s = static_cast<double*>(sums.get(2 * n * sizeof(double) + 1));

@@ -21,6 +21,7 @@
 #include <cstdint>
 
 #include "gradwire_types.h"
+#include "kernels/kernels.hpp"
 
 namespace gw::lags {
 
@@ -52,6 +53,7 @@ double s_max(double t_f, double t_b, double t_c);
 
 // delta = ||s - sum_p TopK(x_p)||^2 / ((1 - k/n) ||s||^2), s = sum_p x_p.
 // Inputs finite; GW_ERR_OUT_OF_MEMORY if working memory cannot be had.
-gw_status delta(const float* const* xs, uint32_t workers, uint64_t n, uint64_t k, double* out);
+gw_status delta(const kern::Table& t, const float* const* xs, uint32_t workers, uint64_t n,
+                uint64_t k, double* out);
 
 }  // namespace gw::lags

@@ -121,10 +121,10 @@ bool scalars_valid(const Blob& b) {
 }
 
 // Structure, field list and the kind's own consistency; GW_ERR_STATE_* otherwise.
-gw_status parse(const Part& p, Blob* b) {
+gw_status parse(const kern::Table& kt, const Part& p, Blob* b) {
     const auto* d = static_cast<const uint8_t*>(p.blob);
     uint32_t nfields = 0;
-    gw_status st = check_header(d, p.size, &b->kind, &nfields);
+    gw_status st = check_header(kt, d, p.size, &b->kind, &nfields);
     if (st != GW_OK) return st;
     if (nfields > kMaxFields) return GW_ERR_STATE_CORRUPT;
     const size_t end = p.size - kTrailerSize;
@@ -399,15 +399,15 @@ template <class T> struct Freed {
 
 }  // namespace
 
-gw_status build(const Part* parts, size_t count, const Target& t, void* out, size_t capacity,
-                size_t* written) {
+gw_status build(const kern::Table& kt, const Part* parts, size_t count, const Target& t, void* out,
+                size_t capacity, size_t* written) {
     *written = 0;
     Freed<Blob> blobs{static_cast<Blob*>(std::calloc(count, sizeof(Blob)))};
     Freed<size_t> order{static_cast<size_t*>(std::calloc(count, sizeof(size_t)))};
     if (!blobs.p || !order.p) return GW_ERR_OUT_OF_MEMORY;
     Blob* b = blobs.p;
     for (size_t i = 0; i < count; ++i) {
-        gw_status st = parse(parts[i], &b[i]);
+        gw_status st = parse(kt, parts[i], &b[i]);
         if (st != GW_OK) return st;
     }
     for (size_t i = 1; i < count; ++i)
@@ -427,9 +427,9 @@ gw_status build(const Part* parts, size_t count, const Target& t, void* out, siz
     // Scratch only for vectors: a blob without any (a worker with neither
     // momentum nor residual) may have any length.
     const uint64_t floats = sizer.vectors ? t.length : 0;
-    FloatBuf scratch = alloc_floats(floats);
+    FloatBuf scratch = alloc_floats(malloc_allocator(), floats);
     if (floats && !scratch) return GW_ERR_OUT_OF_MEMORY;
-    Writer w(static_cast<uint8_t*>(out), static_cast<Kind>(b[0].kind));
+    Writer w(kt, static_cast<uint8_t*>(out), static_cast<Kind>(b[0].kind));
     Output o;
     o.w = &w;
     if ((st = emit(b, order.p, count, t, o, scratch.get())) != GW_OK) {

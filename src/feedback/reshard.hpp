@@ -18,6 +18,7 @@
 #include <cstdint>
 
 #include "gradwire_types.h"
+#include "kernels/kernels.hpp"
 
 namespace gw::reshard {
 
@@ -36,7 +37,7 @@ struct Target {
 // Builds the blob of target.rank_out. *written is its size (0: a new
 // AsyLPG worker, nothing to carry); GW_ERR_BUFFER_TOO_SMALL leaves the
 // needed size in *written. Arguments are checked by the caller.
-gw_status build(const Part* parts, size_t count, const Target& t, void* out, size_t capacity,
-                size_t* written);
+gw_status build(const kern::Table& kt, const Part* parts, size_t count, const Target& t, void* out,
+                size_t capacity, size_t* written);
 
 }  // namespace gw::reshard

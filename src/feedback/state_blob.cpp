@@ -1,7 +1,5 @@
 #include "feedback/state_blob.hpp"
 
-#include "kernels/kernels.hpp"
-
 namespace gw::blob {
 
 namespace {
@@ -17,21 +15,20 @@ size_t type_width(uint8_t t) {
     return 0;
 }
 
-gw_status check_header(const uint8_t* b, size_t size, uint16_t* kind, uint32_t* fields) {
+gw_status check_header(const kern::Table& kt, const uint8_t* b, size_t size, uint16_t* kind,
+                       uint32_t* fields) {
     if (size == 0) return GW_ERR_STATE_CORRUPT;
     if (std::memcmp(b, kMagic, size < 4 ? size : 4) != 0) return GW_ERR_STATE_MAGIC;
     if (size < kHeaderSize + kTrailerSize) return GW_ERR_STATE_CORRUPT;
     if (load_le<uint16_t>(b + 4) != kVersion) return GW_ERR_STATE_VERSION;
-    if (checksum(b, size - kTrailerSize) != load_le<uint32_t>(b + size - kTrailerSize))
+    if (kt.crc32c(0, b, size - kTrailerSize) != load_le<uint32_t>(b + size - kTrailerSize))
         return GW_ERR_STATE_CHECKSUM;
     *kind = load_le<uint16_t>(b + 6);
     *fields = load_le<uint32_t>(b + 8);
     return GW_OK;
 }
 
-uint32_t checksum(const uint8_t* p, size_t n) { return kern::active().crc32c(0, p, n); }
-
-Writer::Writer(uint8_t* out, Kind kind) : out_(out) {
+Writer::Writer(const kern::Table& kt, uint8_t* out, Kind kind) : kt_(kt), out_(out) {
     std::memcpy(out_, kMagic, 4);
     store_le<uint16_t>(out_ + 4, kVersion);
     store_le<uint16_t>(out_ + 6, kind);
@@ -55,14 +52,14 @@ void Writer::field(uint16_t id, Type type, uint64_t count, const void* data, siz
 
 size_t Writer::finish() {
     store_le<uint32_t>(out_ + 8, fields_);
-    store_le<uint32_t>(out_ + pos_, checksum(out_, pos_));
+    store_le<uint32_t>(out_ + pos_, kt_.crc32c(0, out_, pos_));
     return pos_ + kTrailerSize;
 }
 
-Reader::Reader(const void* blob, size_t size, Kind kind, bool commit)
+Reader::Reader(const kern::Table& kt, const void* blob, size_t size, Kind kind, bool commit)
     : data_(static_cast<const uint8_t*>(blob)), commit_(commit) {
     uint16_t got = 0;
-    status_ = check_header(data_, size, &got, &fields_left_);
+    status_ = check_header(kt, data_, size, &got, &fields_left_);
     if (status_ == GW_OK && got != kind) status_ = GW_ERR_STATE_MISMATCH;
     if (status_ == GW_OK) end_ = size - kTrailerSize;
     else fields_left_ = 0;

@@ -17,6 +17,7 @@
 #include <cstring>
 
 #include "gradwire_types.h"
+#include "kernels/kernels.hpp"
 #include "util/bytes.hpp"
 
 namespace gw::blob {
@@ -33,11 +34,11 @@ template <> struct TypeOf<uint32_t> { static constexpr Type value = kU32; };
 template <> struct TypeOf<uint64_t> { static constexpr Type value = kU64; };
 template <> struct TypeOf<float> { static constexpr Type value = kF32; };
 
-uint32_t checksum(const uint8_t* p, size_t n);
 size_t type_width(uint8_t type);  // bytes per element; 0 for an unknown type
 // Magic, size, version and checksum, in the loader's order (docs/wire-format.md);
 // GW_OK with the blob's kind and field count.
-gw_status check_header(const uint8_t* blob, size_t size, uint16_t* kind, uint32_t* fields);
+gw_status check_header(const kern::Table& kt, const uint8_t* blob, size_t size, uint16_t* kind,
+                       uint32_t* fields);
 
 // Bytes of a blob.
 class Sizer {
@@ -55,7 +56,7 @@ class Sizer {
 
 class Writer {
   public:
-    Writer(uint8_t* out, Kind kind);
+    Writer(const kern::Table& kt, uint8_t* out, Kind kind);
     template <class T> void config(uint16_t id, T v) {
         uint8_t le[sizeof v];
         store_le<T>(le, v);
@@ -73,6 +74,7 @@ class Writer {
   private:
     // Writes a field's header, reserves its `bytes`; returns where they go.
     uint8_t* header(uint16_t id, Type type, uint64_t count, size_t bytes);
+    const kern::Table& kt_;
     uint8_t* out_;
     size_t pos_ = kHeaderSize;
     uint32_t fields_ = 0;
@@ -81,7 +83,7 @@ class Writer {
 class Reader {
   public:
     // Checks magic, version, kind, checksum and field count up front.
-    Reader(const void* blob, size_t size, Kind kind, bool commit);
+    Reader(const kern::Table& kt, const void* blob, size_t size, Kind kind, bool commit);
     gw_status status() const { return status_; }
 
     template <class T> void config(uint16_t id, T want) {
@@ -128,7 +130,7 @@ template <class M> size_t save_bound(const M& m) {
     return s.total();
 }
 template <class M> size_t save(const M& m, void* out) {
-    Writer w(static_cast<uint8_t*>(out), M::kBlobKind);
+    Writer w(m.context().k(), static_cast<uint8_t*>(out), M::kBlobKind);
     auto sc = m.scalars();
     const_cast<M&>(m).fields(w, sc);
     return w.finish();
@@ -136,12 +138,12 @@ template <class M> size_t save(const M& m, void* out) {
 // Check everything (the machine's own invariants included), then commit.
 template <class M> gw_status load(M& m, const void* blob, size_t size) {
     auto staged = m.scalars();
-    Reader check(blob, size, M::kBlobKind, false);
+    Reader check(m.context().k(), blob, size, M::kBlobKind, false);
     m.fields(check, staged);
     gw_status st = check.finish();
     if (st != GW_OK) return st;
     if (!m.scalars_valid(staged)) return GW_ERR_STATE_CORRUPT;
-    Reader commit(blob, size, M::kBlobKind, true);
+    Reader commit(m.context().k(), blob, size, M::kBlobKind, true);
     m.fields(commit, staged);
     st = commit.finish();
     if (st == GW_OK) m.set_scalars(staged);

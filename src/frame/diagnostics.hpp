@@ -14,7 +14,7 @@ namespace gw::frame {
 // (a frame is written to scratch and dropped). ctx.scratch is the codec's
 // working memory. GW_ERR_INVALID_ARGUMENT when the codec cannot frame n
 // elements; otherwise encode()'s status.
-gw_status contraction(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
-                      Scratch& stage, double* ratio);
+gw_status contraction(Context& cx, const CodecParams& p, const EncodeCtx& ctx, const float* x,
+                      uint64_t n, double* ratio);
 
 }  // namespace gw::frame

@@ -3,10 +3,10 @@
 #include <cstring>
 
 #if defined(GW_HAVE_ZSTD)
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_customMem: zstd allocates with the handle's allocator
 #include <zstd.h>
 #endif
 
-#include "kernels/kernels.hpp"
 #include "util/bytes.hpp"
 
 namespace gw::frame {
@@ -16,34 +16,28 @@ constexpr uint8_t kMagic[4] = {'G', 'W', 'F', 'R'};
 constexpr uint64_t kMaxElements = uint64_t(1) << 40;  // GW_MAX_ELEMENTS
 constexpr int kZstdLevel = 1;
 
-uint32_t crc(const uint8_t* p, size_t n) { return kern::active().crc32c(0, p, n); }
-
 bool zstd_enabled(const CodecParams& p) { return param_or(p, GW_PARAM_ZSTD, 0) != 0; }
 
 #if defined(GW_HAVE_ZSTD)
-struct ZstdContexts {
-    ZSTD_CCtx* c = nullptr;
-    ZSTD_DCtx* d = nullptr;
-    ~ZstdContexts() {
-        ZSTD_freeCCtx(c);
-        ZSTD_freeDCtx(d);
-    }
-};
-ZstdContexts& zstd_contexts() {
-    static thread_local ZstdContexts z;
-    return z;
+// zstd allocates through the context's allocator too.
+ZSTD_customMem zstd_mem(const Context& cx) {
+    const Allocator* a = &cx.alloc();
+    return ZSTD_customMem{
+        [](void* u, size_t size) { return static_cast<const Allocator*>(u)->allocate(size, 16); },
+        [](void* u, void* p) { static_cast<const Allocator*>(u)->release(p); },
+        const_cast<Allocator*>(a)};
 }
 
 // Replace the raw payload at `payload` (len bytes) by [u64 len][zstd frame] if
 // that is smaller. Any failure just keeps the raw payload.
-bool zstd_stage(uint8_t* payload, uint64_t* len, Scratch& stage) {
+bool zstd_stage(Context& cx, uint8_t* payload, uint64_t* len) {
     const size_t raw = static_cast<size_t>(*len);
     const size_t cap = ZSTD_compressBound(raw);
-    uint8_t* tmp = static_cast<uint8_t*>(stage.get(cap));
-    ZstdContexts& z = zstd_contexts();
-    if (!z.c) z.c = ZSTD_createCCtx();
-    if (!tmp || !z.c) return false;
-    const size_t c = ZSTD_compressCCtx(z.c, tmp, cap, payload, raw, kZstdLevel);
+    uint8_t* tmp = static_cast<uint8_t*>(cx.stage.get(cap));
+    if (!cx.zstd_c) cx.zstd_c = ZSTD_createCCtx_advanced(zstd_mem(cx));
+    if (!tmp || !cx.zstd_c) return false;
+    const size_t c =
+        ZSTD_compressCCtx(static_cast<ZSTD_CCtx*>(cx.zstd_c), tmp, cap, payload, raw, kZstdLevel);
     if (ZSTD_isError(c) || c + 8 >= raw) return false;
     store_le<uint64_t>(payload, raw);
     std::memcpy(payload + 8, tmp, c);
@@ -52,7 +46,7 @@ bool zstd_stage(uint8_t* payload, uint64_t* len, Scratch& stage) {
 }
 
 // Undo the stage into `stage` scratch; every size is bounded before use.
-gw_status zstd_unstage(const uint8_t* wire, uint64_t len, uint64_t max_raw, Scratch& stage,
+gw_status zstd_unstage(Context& cx, const uint8_t* wire, uint64_t len, uint64_t max_raw,
                        const uint8_t** raw_out, uint64_t* raw_len) {
     if (len < 8) return GW_ERR_FRAME_ZSTD;
     const uint64_t raw = load_le<uint64_t>(wire);
@@ -63,20 +57,19 @@ gw_status zstd_unstage(const uint8_t* wire, uint64_t len, uint64_t max_raw, Scra
     const size_t csize = static_cast<size_t>(len - 8);
     if (ZSTD_getFrameContentSize(src, csize) != raw) return GW_ERR_FRAME_ZSTD;
     if (ZSTD_findFrameCompressedSize(src, csize) != csize) return GW_ERR_FRAME_ZSTD;
-    uint8_t* dst = static_cast<uint8_t*>(stage.get(static_cast<size_t>(raw)));
-    ZstdContexts& z = zstd_contexts();
-    if (!z.d) z.d = ZSTD_createDCtx();
-    if (!dst || !z.d) return GW_ERR_OUT_OF_MEMORY;
-    const size_t got = ZSTD_decompressDCtx(z.d, dst, static_cast<size_t>(raw), src, csize);
+    uint8_t* dst = static_cast<uint8_t*>(cx.stage.get(static_cast<size_t>(raw)));
+    if (!cx.zstd_d) cx.zstd_d = ZSTD_createDCtx_advanced(zstd_mem(cx));
+    if (!dst || !cx.zstd_d) return GW_ERR_OUT_OF_MEMORY;
+    const size_t got = ZSTD_decompressDCtx(static_cast<ZSTD_DCtx*>(cx.zstd_d), dst,
+                                           static_cast<size_t>(raw), src, csize);
     if (ZSTD_isError(got) || got != raw) return GW_ERR_FRAME_ZSTD;
     *raw_out = dst;
     *raw_len = raw;
     return GW_OK;
 }
 #else
-bool zstd_stage(uint8_t*, uint64_t*, Scratch&) { return false; }
-gw_status zstd_unstage(const uint8_t*, uint64_t, uint64_t, Scratch&, const uint8_t**,
-                       uint64_t*) {
+bool zstd_stage(Context&, uint8_t*, uint64_t*) { return false; }
+gw_status zstd_unstage(Context&, const uint8_t*, uint64_t, uint64_t, const uint8_t**, uint64_t*) {
     return GW_ERR_UNSUPPORTED;
 }
 #endif
@@ -92,7 +85,7 @@ struct Header {
     size_t size = 0;  // header bytes
 };
 
-gw_status read_header(const uint8_t* f, size_t size, Header* h) {
+gw_status read_header(const kern::Table& kt, const uint8_t* f, size_t size, Header* h) {
     if (size == 0) return GW_ERR_FRAME_TRUNCATED;
     if (std::memcmp(f, kMagic, size < 4 ? size : 4) != 0) return GW_ERR_FRAME_MAGIC;
     if (size < 5) return GW_ERR_FRAME_TRUNCATED;
@@ -114,7 +107,7 @@ gw_status read_header(const uint8_t* f, size_t size, Header* h) {
         h->size = kHeaderSizeV1;
     } else {
         if (size < kHeaderSize) return GW_ERR_FRAME_TRUNCATED;
-        if (crc(f, 36) != load_le<uint32_t>(f + 36)) return GW_ERR_FRAME_CHECKSUM;
+        if (kt.crc32c(0, f, 36) != load_le<uint32_t>(f + 36)) return GW_ERR_FRAME_CHECKSUM;
         if (load_le<uint16_t>(f + 34) != 0) return GW_ERR_FRAME_FLAGS;
         h->tag = load_le<uint64_t>(f + 8);
         h->count = load_le<uint64_t>(f + 16);
@@ -145,17 +138,17 @@ bool frame_bound(const CodecParams& p, uint64_t n, size_t* size) {
     return true;
 }
 
-gw_status frame_size(const void* data, size_t size, size_t* total) {
+gw_status frame_size(const kern::Table& kt, const void* data, size_t size, size_t* total) {
     Header h;
-    const gw_status st = read_header(static_cast<const uint8_t*>(data), size, &h);
+    const gw_status st = read_header(kt, static_cast<const uint8_t*>(data), size, &h);
     if (st != GW_OK) return st;
     return total_size(h, total) ? GW_OK : GW_ERR_FRAME_LENGTH;
 }
 
-gw_status open(const void* data, size_t size, bool exact, Scratch& stage, View* view) {
+gw_status open(Context& cx, const void* data, size_t size, bool exact, View* view) {
     const uint8_t* f = static_cast<const uint8_t*>(data);
     Header h;
-    gw_status st = read_header(f, size, &h);
+    gw_status st = read_header(cx.k(), f, size, &h);
     if (st != GW_OK) return st;
     if (size - h.size < h.params_len) return GW_ERR_FRAME_TRUNCATED;
     CodecParams params;
@@ -170,16 +163,16 @@ gw_status open(const void* data, size_t size, bool exact, Scratch& stage, View* 
     if (size < total) return GW_ERR_FRAME_TRUNCATED;
     if (exact && size != total) return GW_ERR_FRAME_TRAILING;
     const size_t body = total - kTrailerSize;
-    if (crc(f, body) != load_le<uint32_t>(f + body)) return GW_ERR_FRAME_CHECKSUM;
+    if (cx.k().crc32c(0, f, body) != load_le<uint32_t>(f + body)) return GW_ERR_FRAME_CHECKSUM;
     const uint8_t* payload = f + h.size + h.params_len;
     uint64_t payload_len = h.payload_len;
     if (h.flags & kFlagZstd) {
         // Only codecs that ask for the stage may carry it (one canonical form).
         if (!zstd_enabled(params)) return GW_ERR_FRAME_FLAGS;
-        st = zstd_unstage(payload, h.payload_len, max_raw, stage, &payload, &payload_len);
+        st = zstd_unstage(cx, payload, h.payload_len, max_raw, &payload, &payload_len);
         if (st != GW_OK) return st;
     }
-    st = params.codec->check(params, payload, payload_len, h.count);
+    st = params.codec->check(cx.k(), params, payload, payload_len, h.count);
     if (st != GW_OK) return st;
     view->params = params;
     view->format = h.format;
@@ -193,8 +186,8 @@ gw_status open(const void* data, size_t size, bool exact, Scratch& stage, View* 
     return GW_OK;
 }
 
-size_t seal(const CodecParams& p, uint64_t tag, uint64_t n, uint64_t len, uint16_t flags,
-            void* out) {
+size_t seal(const kern::Table& kt, const CodecParams& p, uint64_t tag, uint64_t n, uint64_t len,
+            uint16_t flags, void* out) {
     uint8_t* f = static_cast<uint8_t*>(out);
     const size_t params_len = params_wire_size(p);
     std::memcpy(f, kMagic, 4);
@@ -206,16 +199,16 @@ size_t seal(const CodecParams& p, uint64_t tag, uint64_t n, uint64_t len, uint16
     store_le<uint64_t>(f + 24, len);
     store_le<uint16_t>(f + 32, static_cast<uint16_t>(params_len));
     store_le<uint16_t>(f + 34, 0);
-    store_le<uint32_t>(f + 36, crc(f, 36));
+    store_le<uint32_t>(f + 36, kt.crc32c(0, f, 36));
     write_params(p, f + kHeaderSize);
     const size_t body = kHeaderSize + params_len + static_cast<size_t>(len);
-    store_le<uint32_t>(f + body, crc(f, body));
+    store_le<uint32_t>(f + body, kt.crc32c(0, f, body));
     return body + kTrailerSize;
 }
 
-gw_status encode(const CodecParams& p, const EncodeCtx& ctx, uint64_t tag, const float* x,
-                 uint64_t n, void* out, size_t capacity, size_t* written, float* residual,
-                 Scratch& stage) {
+gw_status encode(Context& cx, const CodecParams& p, const EncodeCtx& ctx, uint64_t tag,
+                 const float* x, uint64_t n, void* out, size_t capacity, size_t* written,
+                 float* residual) {
     size_t bound = 0;
     if (!frame_bound(p, n, &bound)) return GW_ERR_INVALID_ARGUMENT;
     if (capacity < bound) return GW_ERR_BUFFER_TOO_SMALL;
@@ -224,8 +217,8 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, uint64_t tag, const
     const gw_status st = p.codec->encode(p, ctx, x, n, payload, &len, residual);
     if (st != GW_OK) return st;
     uint16_t flags = 0;
-    if (zstd_enabled(p) && len > 0 && zstd_stage(payload, &len, stage)) flags |= kFlagZstd;
-    *written = seal(p, tag, n, len, flags, out);
+    if (zstd_enabled(p) && len > 0 && zstd_stage(cx, payload, &len)) flags |= kFlagZstd;
+    *written = seal(cx.k(), p, tag, n, len, flags, out);
     return GW_OK;
 }
 

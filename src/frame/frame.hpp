@@ -46,7 +46,7 @@ constexpr uint32_t tag_round(uint64_t tag) { return static_cast<uint32_t>(tag); 
 
 // A validated frame: every length checked, checksums verified, payload
 // checked by its codec. `payload` points into the caller's bytes, or, after
-// the zstd stage, into the scratch passed to open().
+// the zstd stage, into the stage scratch of the context passed to open().
 struct View {
     CodecParams params;
     unsigned format = 0;
@@ -63,11 +63,11 @@ struct View {
 bool frame_bound(const CodecParams& p, uint64_t n, size_t* size);
 
 // Total frame size from the fixed header alone.
-gw_status frame_size(const void* data, size_t size, size_t* total);
+gw_status frame_size(const kern::Table& kt, const void* data, size_t size, size_t* total);
 
 // Validate the frame at the start of [data, data+size). With exact=true the
 // frame must use all `size` bytes (GW_ERR_FRAME_TRAILING otherwise).
-gw_status open(const void* data, size_t size, bool exact, Scratch& stage, View* view);
+gw_status open(Context& cx, const void* data, size_t size, bool exact, View* view);
 
 // Where the raw payload of a frame with params p starts in `out`.
 inline uint8_t* payload_of(const CodecParams& p, void* out) {
@@ -76,13 +76,13 @@ inline uint8_t* payload_of(const CodecParams& p, void* out) {
 // Header, parameters and CRCs around a raw payload of `len` bytes already at
 // payload_of(p, out) (for a state machine that writes a codec's payload
 // itself); returns the frame's size.
-size_t seal(const CodecParams& p, uint64_t tag, uint64_t n, uint64_t len, uint16_t flags,
-            void* out);
+size_t seal(const kern::Table& kt, const CodecParams& p, uint64_t tag, uint64_t n, uint64_t len,
+            uint16_t flags, void* out);
 
 // Encode x into a frame tagged `tag` (residual as in Codec::encode). Checks
 // capacity against frame_bound first. Fails only before writing anything.
-gw_status encode(const CodecParams& p, const EncodeCtx& ctx, uint64_t tag, const float* x,
-                 uint64_t n, void* out, size_t capacity, size_t* written, float* residual,
-                 Scratch& stage);
+gw_status encode(Context& cx, const CodecParams& p, const EncodeCtx& ctx, uint64_t tag,
+                 const float* x, uint64_t n, void* out, size_t capacity, size_t* written,
+                 float* residual);
 
 }  // namespace gw::frame

@@ -2,21 +2,19 @@
 
 #include <cmath>
 
-#include "kernels/kernels.hpp"
-
 namespace gw::frame {
 namespace {
 
 // Runs of sign-bit frames (sign, scaled sign within one block) go through
 // kern::sign_accumulate_n, up to kSignAccumulateMax at a time: the tile is
 // loaded and stored once per run instead of once per frame.
-void add_range(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha, float* tile) {
-    const kern::Table& t = kern::active();
+void add_range(const kern::Table& kt, const Many& m, uint64_t n, uint64_t off, uint64_t len,
+               float alpha, float* tile) {
     const uint8_t* bits[kern::kSignAccumulateMax];
     float v[kern::kSignAccumulateMax];
     size_t run = 0;
     auto flush = [&] {
-        if (run) t.sign_accumulate_n(bits, v, run, len, tile);
+        if (run) kt.sign_accumulate_n(bits, v, run, len, tile);
         run = 0;
     };
     for (size_t j = 0; j < m.count; ++j) {
@@ -29,7 +27,7 @@ void add_range(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alph
             continue;
         }
         flush();
-        c.accumulate_range(f.params, f.payload, n, off, off + len, alpha, tile);
+        c.accumulate_range(kt, f.params, f.payload, n, off, off + len, alpha, tile);
     }
     flush();
 }
@@ -41,7 +39,8 @@ void add_range(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alph
 // smallest such block (not below 1024 elements, where the calls would cost
 // more than they save), each piece one run. Per element the same additions in
 // the same order whatever the pieces.
-void add_tile(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha, float* tile) {
+void add_tile(const kern::Table& kt, const Many& m, uint64_t n, uint64_t off, uint64_t len,
+              float alpha, float* tile) {
     uint64_t piece = len;
     for (size_t j = 0; j < m.count; ++j) {
         const uint64_t b =
@@ -49,7 +48,7 @@ void add_tile(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha
         if (b >= 1024 && b < piece && kSumTile % b == 0 && off % b == 0) piece = b;
     }
     for (uint64_t a = 0; a < len; a += piece)
-        add_range(m, n, off + a, len - a < piece ? len - a : piece, alpha, tile + a);
+        add_range(kt, m, n, off + a, len - a < piece ? len - a : piece, alpha, tile + a);
 }
 
 double max_abs_sum(const Many& m, uint64_t n, float alpha) {
@@ -75,18 +74,18 @@ double max_abs_sum(const Many& m, uint64_t n, float alpha) {
     return sum * (1.0 + static_cast<double>(m.count + 1) * 0x1p-23) + 0x1p-120;
 }
 
-void add_all(const Many& m, uint64_t n, float alpha, float* acc, Scratch& stage) {
+void add_all(Context& cx, const Many& m, uint64_t n, float alpha, float* acc) {
     if (n == 0) return;
     if (m.tiled) {
         for (uint64_t off = 0; off < n; off += kSumTile)
-            add_tile(m, n, off, n - off < kSumTile ? n - off : kSumTile, alpha, acc + off);
+            add_tile(cx.k(), m, n, off, n - off < kSumTile ? n - off : kSumTile, alpha, acc + off);
         return;
     }
     for (size_t j = 0; j < m.count; ++j) {
         View v = m.views[j];
         // Checked already, so opening again succeeds; it refills the stage.
-        if (v.flags & kFlagZstd) open(m.frames[j], m.sizes[j], true, stage, &v);
-        v.params.codec->accumulate(v.params, v.payload, v.payload_len, n, alpha, acc);
+        if (v.flags & kFlagZstd) open(cx, m.frames[j], m.sizes[j], true, &v);
+        v.params.codec->accumulate(cx.k(), v.params, v.payload, v.payload_len, n, alpha, acc);
     }
 }
 

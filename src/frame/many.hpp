@@ -25,24 +25,24 @@ struct Many {
     const void* const* frames = nullptr;
     const size_t* sizes = nullptr;
     size_t count = 0;
-    View* views = nullptr;  // count entries (in Workspace::frames)
+    View* views = nullptr;  // count entries (in Context::frames)
     bool tiled = false;     // every frame can be added by ranges
 };
 
 // Open and check frames[0..count), each of exactly n elements; accept(view)
 // adds the caller's checks (codec, tag) and returns GW_OK or a status. On
 // failure *bad is the first rejected frame's index. Nothing is written but
-// ws.frames and ws.stage.
-template <class Accept>
-gw_status open_many(const void* const* frames, const size_t* sizes, size_t count, uint64_t n,
-                    Workspace& ws, Accept accept, Many* out, size_t* bad) {
+// cx.frames and cx.stage.
+template <class Accept> gw_status open_many(const void* const* frames, const size_t* sizes,
+                                            size_t count, uint64_t n, Context& cx, Accept accept,
+                                            Many* out, size_t* bad) {
     if (count > SIZE_MAX / sizeof(View)) return GW_ERR_INVALID_ARGUMENT;
-    View* views = static_cast<View*>(ws.frames.get(count * sizeof(View)));
+    View* views = static_cast<View*>(cx.frames.get(count * sizeof(View)));
     if (!views && count) return GW_ERR_OUT_OF_MEMORY;
     bool tiled = true;
     for (size_t j = 0; j < count; ++j) {
         View v;
-        gw_status st = open(frames[j], sizes[j], true, ws.stage, &v);
+        gw_status st = open(cx, frames[j], sizes[j], true, &v);
         if (st == GW_OK && v.count != n) st = GW_ERR_COUNT_MISMATCH;
         if (st == GW_OK) st = accept(v);
         if (st != GW_OK) {
@@ -58,7 +58,8 @@ gw_status open_many(const void* const* frames, const size_t* sizes, size_t count
 
 // tile[0..len) += alpha * decoded_j[off, off+len) for every frame in order
 // (m.tiled; off a multiple of 8).
-void add_tile(const Many& m, uint64_t n, uint64_t off, uint64_t len, float alpha, float* tile);
+void add_tile(const kern::Table& kt, const Many& m, uint64_t n, uint64_t off, uint64_t len,
+              float alpha, float* tile);
 
 // An upper bound on |0 + alpha decoded_1[i] + ... + alpha decoded_M[i]| for
 // every i, the rounding of the additions included, when every frame decodes
@@ -69,6 +70,6 @@ double max_abs_sum(const Many& m, uint64_t n, float alpha);
 // acc[0..n) += alpha * decoded_j for every frame in order: tile by tile when
 // m.tiled, else frame by frame (re-opening zstd-staged frames, whose payload
 // lived in the shared stage).
-void add_all(const Many& m, uint64_t n, float alpha, float* acc, Scratch& stage);
+void add_all(Context& cx, const Many& m, uint64_t n, float alpha, float* acc);
 
 }  // namespace gw::frame

@@ -1,35 +1,32 @@
-// Growable, 64-byte aligned working memory. Handles own one (so steady-state
-// steps do not allocate); stateless calls use one per thread.
+// Growable, 64-byte aligned working memory from a context's allocator
+// (context.hpp). Handles own theirs, so steady-state steps do not allocate.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
-#include <cstdlib>
 
 namespace gw {
 
+struct Allocator;
+
 class Scratch {
   public:
-    Scratch() = default;
+    explicit Scratch(const Allocator& a) : a_(&a) {}
     Scratch(const Scratch&) = delete;
     Scratch& operator=(const Scratch&) = delete;
-    ~Scratch() { std::free(p_); }
+    ~Scratch();
 
     // At least `bytes` bytes (64-byte aligned; contents unspecified), or
     // nullptr if the allocation fails. Invalidates earlier pointers.
     void* get(size_t bytes) {
         if (bytes <= cap_ && p_) return p_;
-        const size_t rounded = (bytes + 63) / 64 * 64;
-        if (rounded < bytes) return nullptr;
-        void* q = std::aligned_alloc(64, rounded == 0 ? 64 : rounded);
-        if (!q) return nullptr;
-        std::free(p_);
-        p_ = q;
-        cap_ = rounded;
-        return p_;
+        return grow(bytes);
     }
 
   private:
+    void* grow(size_t bytes);
+
+    const Allocator* a_;
     void* p_ = nullptr;
     size_t cap_ = 0;
 };
@@ -59,13 +56,5 @@ class ScratchLayout {
     size_t end_ = 0;
     unsigned count_ = 0;
 };
-
-// Working memory of one handle, or of one thread for stateless calls: input
-// conversion (f16/bf16 -> f32), the codec's own work, the zstd stage, and
-// the views and tile of a call that takes many frames at once.
-struct Workspace {
-    Scratch convert, codec, stage, frames, tile;
-};
-Workspace& thread_workspace();
 
 }  // namespace gw
