@@ -62,7 +62,7 @@ gw_status gw_gather(const float* x, uint64_t n, const uint32_t* idx, size_t k, f
     if (overlaps(x, span_bytes(n, 4), out, span_bytes(k, 4)) ||
         overlaps(idx, span_bytes(k, 4), out, span_bytes(k, 4)))
         return GW_ERR_OVERLAP;
-    gw::index::gather(x, idx, k, out);
+    gw::kern::active().gather(x, idx, k, out);
     return GW_OK;
 }
 
@@ -74,8 +74,9 @@ gw_status gw_scatter_add(const float* values, const uint32_t* idx, size_t k, flo
     if (overlaps(values, span_bytes(k, 4), acc, span_bytes(n, 4)) ||
         overlaps(idx, span_bytes(k, 4), acc, span_bytes(n, 4)))
         return GW_ERR_OVERLAP;
-    if (!gw::kern::active().all_finite(values, k)) return GW_ERR_NONFINITE;
-    gw::index::scatter_add(values, idx, k, alpha, acc);
+    const gw::kern::Table& t = gw::kern::active();
+    if (!t.all_finite(values, k)) return GW_ERR_NONFINITE;
+    t.scatter_add(values, idx, k, alpha, acc);
     return GW_OK;
 }
 

@@ -14,4 +14,5 @@
 #include "kernels/ref_ef.hpp"
 #include "kernels/ref_half.hpp"
 #include "kernels/ref_norms.hpp"
+#include "kernels/ref_scatter.hpp"
 #include "kernels/ref_sign.hpp"

@@ -120,30 +120,19 @@ gw_status Cltk::extract(const void* frame, size_t size, float* values, uint64_t 
 gw_status Cltk::apply(const float* summed, uint64_t count, float* x) {
     if (const gw_status st = sequence(Call::kApply); st != GW_OK) return st;
     if (count != count_) return GW_ERR_COUNT_MISMATCH;
-    const kern::Table& t = kern::active();
+    const kern::Table& t = cx_.k();
     if (!t.all_finite(summed, count)) return GW_ERR_NONFINITE;
     const float workers = static_cast<float>(cfg_.workers);
-    const uint32_t* idx = idx_.get();
-    auto at = [&](uint64_t j) { return dense_ ? j : uint64_t(idx[j]); };
-    if (x) {
-        // x[I] -= sum / M, checked first so an overflow leaves x as it was.
-        for (uint64_t j = 0; j < count; ++j)
-            if (!std::isfinite(x[at(j)] - summed[j] / workers)) return GW_ERR_OVERFLOW;
-        for (uint64_t j = 0; j < count; ++j) x[at(j)] = x[at(j)] - summed[j] / workers;
-    }
+    const uint32_t* idx = dense_ ? nullptr : idx_.get();  // null: every element
+    // x[I] -= sum / M, checked first so an overflow leaves x as it was.
+    if (x && !t.scatter_sub_div(x, idx, summed, count, workers)) return GW_ERR_OVERFLOW;
     // m = (1 - beta) m + beta (a - scatter(s, I)): what was sent leaves a.
     float* a = a_.get();
-    for (uint64_t j = 0; j < count; ++j) a[at(j)] = 0.0f;
-    float* m = m_.get();
-    if (cfg_.beta == 1.0f) {
-        std::memcpy(m, a, cfg_.n * sizeof(float));
-    } else {
-        const float keep = 1.0f - cfg_.beta, beta = cfg_.beta;
-        for (uint64_t i = 0; i < cfg_.n; ++i) {
-            const float t1 = keep * m[i], t2 = beta * a[i];
-            m[i] = t1 + t2;
-        }
-    }
+    t.scatter_zero(idx, count, a);
+    if (cfg_.beta == 1.0f)
+        std::memcpy(m_.get(), a, cfg_.n * sizeof(float));
+    else  // t1 = (1 - beta) m; t2 = beta a; m = t1 + t2
+        t.momentum_update(m_.get(), a, 1.0f - cfg_.beta, cfg_.beta, cfg_.n);
     ++s_.step;
     phase_.to(kIdle);
     return GW_OK;

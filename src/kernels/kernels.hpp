@@ -167,6 +167,18 @@ struct Table {
     // j, increasing, go to sel[0..count); returns count. x is finite.
     size_t (*random_keep)(const float* x, size_t n, double scale, const uint32_t* words,
                           uint32_t* sel);
+
+    // Indexed access at k positions idx[0..k) (strictly increasing, each < n),
+    // or at 0..k-1 when idx is null (src/kernels/scatter.hpp):
+    //   gather:       out[j] = x[idx[j]]
+    //   scatter_add:  t = alpha * v[j]; acc[idx[j]] = acc[idx[j]] + t
+    //   scatter_zero: a[idx[j]] = 0
+    //   scatter_sub_div: q = s[j] / d; x[idx[j]] = x[idx[j]] - q, but only if
+    //     every result is finite (checked first: false, x untouched, if not).
+    void (*gather)(const float* x, const uint32_t* idx, size_t k, float* out);
+    void (*scatter_add)(const float* v, const uint32_t* idx, size_t k, float alpha, float* acc);
+    void (*scatter_zero)(const uint32_t* idx, size_t k, float* a);
+    bool (*scatter_sub_div)(float* x, const uint32_t* idx, const float* s, size_t k, float d);
 };
 
 // The table of the active target (GW_SIMD env var at first use, or set by

@@ -13,6 +13,7 @@
 #include "kernels/half.hpp"
 #include "kernels/norms.hpp"
 #include "kernels/quantize.hpp"
+#include "kernels/scatter.hpp"
 #include "kernels/select.hpp"
 #include "kernels/sign.hpp"
 #include "kernels/sparsify.hpp"
@@ -37,6 +38,7 @@ constexpr Table make_table(gw_simd_target target) {
     threshold_entries<Arch>(t);
     quantize_entries<Arch>(t);
     sparsify_entries<Arch>(t);
+    scatter_entries<Arch>(t);
     return t;
 }
 

@@ -29,15 +29,4 @@ double overlap(const uint32_t* a, size_t na, const uint32_t* b, size_t nb) {
     return static_cast<double>(common) / static_cast<double>(na > nb ? na : nb);
 }
 
-void gather(const float* x, const uint32_t* idx, size_t k, float* out) {
-    for (size_t j = 0; j < k; ++j) out[j] = x[idx[j]];
-}
-
-void scatter_add(const float* values, const uint32_t* idx, size_t k, float alpha, float* acc) {
-    for (size_t j = 0; j < k; ++j) {
-        const float t = alpha * values[j];
-        acc[idx[j]] = acc[idx[j]] + t;
-    }
-}
-
 }  // namespace gw::index
