@@ -99,9 +99,9 @@ GW_API const char *gw_simd_target_name(gw_simd_target target);
  *                          state, scratch, zstd contexts) comes from it, from
  *                          create to free; the handle copies the struct.
  * Handles of different targets and allocators may live side by side.
- * Version 1 options (callers built before 0.4) get the process's target and
- * malloc. Stateless calls (gw_compress, gw_decode, ...) always do: the
- * process's target, and per-thread scratch from malloc. */
+ * Version 1 options (programs built against 0.3 headers or older) get the
+ * process's target and malloc. Stateless calls (gw_encode, gw_decode, ...)
+ * always do: the process's target, and per-thread scratch from malloc. */
 typedef struct gw_allocator {
     /* `size` bytes aligned to `alignment` (a power of two, at most 64), or NULL. */
     void *(*alloc)(void *user, size_t size, size_t alignment);
