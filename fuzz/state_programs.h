@@ -201,6 +201,26 @@ template <class H> Blob save(const H* h) {
 
 bool state_error(gw_status st) { return st <= GW_ERR_STATE_MAGIC && st >= GW_ERR_STATE_CORRUPT; }
 
+// Twins run on another kernel target each time (rotating through those this
+// CPU supports) and on an allocator of their own: a state reached on one
+// target continues bit for bit on any other, whatever memory holds it.
+void* twin_alloc(void*, size_t size, size_t align) {
+    return std::aligned_alloc(align, (size + align - 1) / align * align);
+}
+void twin_free(void*, void* p) { std::free(p); }
+size_t g_twins = 0;  // twins made by this input (run() resets it: replays repeat)
+template <class Options> Options twin_options(Options o) {
+    static const gw_allocator alloc{twin_alloc, twin_free, nullptr};
+    gw_simd_target ts[8];
+    size_t count = 0;
+    for (int t = GW_SIMD_SCALAR; t <= GW_SIMD_NEON; ++t)
+        if (gw_simd_target_supported(static_cast<gw_simd_target>(t)))
+            ts[count++] = static_cast<gw_simd_target>(t);
+    o.simd = ts[g_twins++ % count];
+    o.allocator = &alloc;
+    return o;
+}
+
 // A fresh handle (from `create`) loaded with h's state: the load must succeed
 // and save back to the same bytes. Replaces *twin.
 template <class H, class Create> void reload(const H* h, P<H>* twin, Create create) {
@@ -427,8 +447,9 @@ void run_worker(In& in) {
          (unsigned long long)o.n, int(o.momentum), double(o.mu), o.error_feedback, o.tensor,
          (unsigned long long)o.seed);
     auto create = [&]() {
+        const auto t = twin_options(o);
         gw_worker* w = nullptr;
-        return gw_worker_create(&w, &o, spec.get()) == GW_OK ? w : nullptr;
+        return gw_worker_create(&w, &t, spec.get()) == GW_OK ? w : nullptr;
     };
     gw_worker* raw = nullptr;
     const gw_status cst = gw_worker_create(&raw, &o, spec.get());
@@ -519,8 +540,9 @@ void run_server(In& in) {
          (unsigned long long)o.length, (unsigned long long)o.offset, (unsigned long long)o.total,
          o.num_workers, o.error_feedback, o.tensor, o.check_tag, gw_codec_name(push_codec));
     auto create = [&]() {
+        const auto t = twin_options(o);
         gw_server* s = nullptr;
-        return gw_server_create(&s, &o, spec.get(), nullptr) == GW_OK ? s : nullptr;
+        return gw_server_create(&s, &t, spec.get(), nullptr) == GW_OK ? s : nullptr;
     };
     gw_server* raw = nullptr;
     const gw_status cst = gw_server_create(&raw, &o, spec.get(), nullptr);
@@ -704,8 +726,9 @@ void run_cltk(In& in) {
     note("cltk n=%llu M=%u rank=%u beta=%.9g warmup=%llu tensor=%u", (unsigned long long)o.n,
          o.num_workers, o.rank, double(o.beta), (unsigned long long)o.warmup_steps, o.tensor);
     auto create = [&]() {
+        const auto t = twin_options(o);
         gw_cltk* c = nullptr;
-        return gw_cltk_create(&c, &o, spec.get()) == GW_OK ? c : nullptr;
+        return gw_cltk_create(&c, &t, spec.get()) == GW_OK ? c : nullptr;
     };
     gw_cltk* raw = nullptr;
     const gw_status cst = gw_cltk_create(&raw, &o, spec.get());
@@ -903,8 +926,9 @@ void run_lags(In& in) {
     o.seed = in.u8() % 4;
     note("lags n=%llu tensor=%u seed=%llu", (unsigned long long)o.n, o.tensor, (unsigned long long)o.seed);
     auto create = [&]() {
+        const auto t = twin_options(o);
         gw_lags_layer* l = nullptr;
-        return gw_lags_layer_create(&l, &o, spec.get()) == GW_OK ? l : nullptr;
+        return gw_lags_layer_create(&l, &t, spec.get()) == GW_OK ? l : nullptr;
     };
     gw_lags_layer* raw = nullptr;
     const gw_status cst = gw_lags_layer_create(&raw, &o, spec.get());
@@ -1003,8 +1027,9 @@ void run_master(In& in) {
          (unsigned long long)o.epoch_length, o.tau, o.bits_min, o.bits_max, o.model_block, o.tensor,
          (unsigned long long)o.seed, fmt_vec(x0).c_str());
     auto create = [&]() {
+        const auto t = twin_options(o);
         gw_asylpg_master* m = nullptr;
-        return gw_asylpg_master_create(&m, &o, x0.data(), o.n) == GW_OK ? m : nullptr;
+        return gw_asylpg_master_create(&m, &t, x0.data(), o.n) == GW_OK ? m : nullptr;
     };
     gw_asylpg_master* raw = nullptr;
     const gw_status cst = gw_asylpg_master_create(&raw, &o, x0.data(), o.n);
@@ -1115,8 +1140,9 @@ void run_aworker(In& in) {
     note("asylpg worker n=%llu tensor=%u seed=%llu", (unsigned long long)o.n, o.tensor,
          (unsigned long long)o.seed);
     auto create = [&]() {
+        const auto t = twin_options(o);
         gw_asylpg_worker* w = nullptr;
-        return gw_asylpg_worker_create(&w, &o, spec.get()) == GW_OK ? w : nullptr;
+        return gw_asylpg_worker_create(&w, &t, spec.get()) == GW_OK ? w : nullptr;
     };
     gw_asylpg_worker* raw = nullptr;
     const gw_status cst = gw_asylpg_worker_create(&raw, &o, spec.get());
@@ -1311,6 +1337,7 @@ const std::vector<int>& allowed_kinds() {
 void run(const uint8_t* data, size_t size) {
     In in{data, size};
     g_trace.clear();
+    g_twins = 0;
     const std::vector<int>& kinds = allowed_kinds();
     const int kind = kinds[in.u8() % 7 % kinds.size()];
     switch (kind) {

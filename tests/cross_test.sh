@@ -20,7 +20,8 @@
 # for bit), vectors and state_vectors (golden frames and checkpoints: decode,
 # re-encode and re-save byte for byte), codecs, feedback, frame, state (the
 # golden checkpoints' held values), rng, and the state machines whose blobs
-# carry vectors (lags, cltk, fusion, many, asylpg, reshard), all in full.
+# carry vectors (lags, cltk, fusion, many, asylpg, reshard), and the per-handle
+# backends (context: handles of every target side by side), all in full.
 # Under emulation GoogleTest death tests are filtered out (*DeathTest*): their
 # "threadsafe" style re-executes the test binary, which the host kernel cannot
 # load without binfmt_misc (they run in every native build). Their GW_SIMD
@@ -67,7 +68,7 @@ fi
 
 # --- configure and build ---------------------------------------------------
 suites=(kernels vectors state_vectors codecs feedback frame state rng lags cltk fusion many asylpg
-    reshard)
+    reshard context)
 if [ ! -f "$build/build.ninja" ]; then
     echo "== configuring $build (cross/$triple.ini)"
     meson setup "$build" --cross-file "cross/$triple.ini" \
