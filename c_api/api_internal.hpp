@@ -23,8 +23,9 @@ inline bool known_version(unsigned int v, unsigned int current) { return v >= 1 
 // Fill a versioned struct with its INIT value, keeping the caller's version.
 // A caller built against version 1 has a struct of v1_bytes only (the
 // fields before the first one version 2 added): nothing past it is written.
-template <class T> inline gw_status init_versioned(T* s, unsigned int version, unsigned int current,
-                                                   const T& init, size_t v1_bytes = sizeof(T)) {
+template <class T>
+inline gw_status init_versioned(T* s, unsigned int version, unsigned int current, const T& init,
+                                size_t v1_bytes = sizeof(T)) {
     if (!s) return GW_ERR_NULL_POINTER;
     if (!known_version(version, current)) return GW_ERR_OPTIONS_VERSION;
     std::memcpy(static_cast<void*>(s), &init, version == 1 ? v1_bytes : sizeof(T));

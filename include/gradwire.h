@@ -104,10 +104,10 @@ GW_API const char *gw_simd_target_name(gw_simd_target target);
  * always do: the process's target, and per-thread scratch from malloc. */
 typedef struct gw_allocator {
     /* `size` bytes aligned to `alignment` (a power of two, at most 64), or NULL. */
-    void *(*alloc)(void *user, size_t size, size_t alignment);
+    void* (*alloc)(void* user, size_t size, size_t alignment);
     /* Releases what alloc returned (never called with NULL). */
-    void (*free)(void *user, void *ptr);
-    void *user;
+    void (*free)(void* user, void* ptr);
+    void* user;
 } gw_allocator;
 
 /* ------------------------------------------------------------------------ */
@@ -271,7 +271,7 @@ typedef struct gw_worker_options {
     uint32_t tensor;           /* tensor id: frames are tagged GW_TAG(tensor, step) */
     uint64_t seed;             /* for stochastic codecs */
     gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
-    const gw_allocator *allocator; /* version 2: NULL = malloc */
+    const gw_allocator* allocator; /* version 2: NULL = malloc */
 } gw_worker_options;
 #define GW_WORKER_OPTIONS_INIT \
     { GW_WORKER_OPTIONS_VERSION, 0, GW_MOMENTUM_NESTEROV, 0.9f, 1, 0, 0, GW_SIMD_AUTO, NULL }
@@ -315,7 +315,7 @@ typedef struct gw_server_options {
     uint32_t tensor;           /* tensor id: pushes must be tagged GW_TAG(tensor, step) */
     int check_tag;             /* 1 (default): reject frames of another tensor or round */
     gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
-    const gw_allocator *allocator; /* version 2: NULL = malloc */
+    const gw_allocator* allocator; /* version 2: NULL = malloc */
 } gw_server_options;
 #define GW_SERVER_OPTIONS_INIT \
     { GW_SERVER_OPTIONS_VERSION, 0, 0, 0, 1, 1, 0, 1, GW_SIMD_AUTO, NULL }
@@ -390,9 +390,10 @@ typedef struct gw_cltk_options {
     uint64_t warmup_steps;     /* dense rounds before compression starts */
     uint32_t tensor;           /* index frames are tagged GW_TAG(tensor, step) */
     gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
-    const gw_allocator *allocator; /* version 2: NULL = malloc */
+    const gw_allocator* allocator; /* version 2: NULL = malloc */
 } gw_cltk_options;
-#define GW_CLTK_OPTIONS_INIT { GW_CLTK_OPTIONS_VERSION, 0, 1, 0, 1.0f, 0, 0, GW_SIMD_AUTO, NULL }
+#define GW_CLTK_OPTIONS_INIT \
+    { GW_CLTK_OPTIONS_VERSION, 0, 1, 0, 1.0f, 0, 0, GW_SIMD_AUTO, NULL }
 GW_API gw_status gw_cltk_options_init(gw_cltk_options *opts, unsigned int version);
 
 /* gw_cltk_leader during a dense warm-up round; for gw_cltk_set_leader: cyclic. */
@@ -479,9 +480,10 @@ typedef struct gw_lags_layer_options {
     uint32_t tensor;           /* frames are tagged GW_TAG(tensor, step) */
     uint64_t seed;             /* for stochastic selections */
     gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
-    const gw_allocator *allocator; /* version 2: NULL = malloc */
+    const gw_allocator* allocator; /* version 2: NULL = malloc */
 } gw_lags_layer_options;
-#define GW_LAGS_LAYER_OPTIONS_INIT { GW_LAGS_LAYER_OPTIONS_VERSION, 0, 0, 0, GW_SIMD_AUTO, NULL }
+#define GW_LAGS_LAYER_OPTIONS_INIT \
+    { GW_LAGS_LAYER_OPTIONS_VERSION, 0, 0, 0, GW_SIMD_AUTO, NULL }
 GW_API gw_status gw_lags_layer_options_init(gw_lags_layer_options *opts, unsigned int version);
 
 typedef struct gw_lags_layer gw_lags_layer;
@@ -565,9 +567,10 @@ typedef struct gw_fusion_options {
     size_t capacity;           /* flush once this many frame bytes are pending */
     uint32_t layers;           /* layers per iteration, 1..GW_FUSION_MAX_LAYERS */
     gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
-    const gw_allocator *allocator; /* version 2: NULL = malloc */
+    const gw_allocator* allocator; /* version 2: NULL = malloc */
 } gw_fusion_options;
-#define GW_FUSION_OPTIONS_INIT { GW_FUSION_OPTIONS_VERSION, (size_t)1 << 16, 0, GW_SIMD_AUTO, NULL }
+#define GW_FUSION_OPTIONS_INIT \
+    { GW_FUSION_OPTIONS_VERSION, (size_t)1 << 16, 0, GW_SIMD_AUTO, NULL }
 GW_API gw_status gw_fusion_options_init(gw_fusion_options *opts, unsigned int version);
 
 typedef struct gw_fusion gw_fusion;
@@ -629,11 +632,13 @@ typedef struct gw_asylpg_master_options {
     uint32_t tensor;           /* frames are tagged GW_TAG(tensor, version) */
     uint64_t seed;             /* model quantizer's random stream */
     gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
-    const gw_allocator *allocator; /* version 2: NULL = malloc */
+    const gw_allocator* allocator; /* version 2: NULL = malloc */
 } gw_asylpg_master_options;
-#define GW_ASYLPG_MASTER_OPTIONS_INIT \
-    { GW_ASYLPG_MASTER_OPTIONS_VERSION, 0, GW_ASYLPG_PLAIN, 0.1f, 0.0f, 0.0f, 1, 0, 1.0f, 8, 8, \
-      0, 0, 0, GW_SIMD_AUTO, NULL }
+#define GW_ASYLPG_MASTER_OPTIONS_INIT                                                             \
+    {                                                                                             \
+        GW_ASYLPG_MASTER_OPTIONS_VERSION, 0, GW_ASYLPG_PLAIN, 0.1f, 0.0f, 0.0f, 1, 0, 1.0f, 8, 8, \
+            0, 0, 0, GW_SIMD_AUTO, NULL                                                           \
+    }
 GW_API gw_status gw_asylpg_master_options_init(gw_asylpg_master_options *opts, unsigned int version);
 
 typedef struct gw_asylpg_master gw_asylpg_master;
@@ -675,7 +680,7 @@ typedef struct gw_asylpg_worker_options {
     uint32_t tensor;           /* the master's tensor id */
     uint64_t seed;             /* this worker's random stream: give each worker its own */
     gw_simd_target simd;       /* version 2: kernels (see gw_allocator) */
-    const gw_allocator *allocator; /* version 2: NULL = malloc */
+    const gw_allocator* allocator; /* version 2: NULL = malloc */
 } gw_asylpg_worker_options;
 #define GW_ASYLPG_WORKER_OPTIONS_INIT \
     { GW_ASYLPG_WORKER_OPTIONS_VERSION, 0, 0, 0, GW_SIMD_AUTO, NULL }

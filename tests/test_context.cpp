@@ -322,7 +322,8 @@ TEST(Context, HandleWithAllocatorNeverCallsMalloc) {
     EXPECT_EQ(pool.bad_align.load(), 0);
 #if defined(GW_COUNTS_MALLOC)
     EXPECT_GT(with_malloc, 20);
-    EXPECT_EQ(g_malloc_calls.load(), 0) << "calls to the malloc family by handles with an allocator";
+    EXPECT_EQ(g_malloc_calls.load(), 0)
+        << "calls to the malloc family by handles with an allocator";
 #else
     (void)with_malloc;
 #endif

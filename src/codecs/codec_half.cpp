@@ -13,18 +13,18 @@ bool max_payload(const CodecParams&, uint64_t n, uint64_t* bytes) {
     return true;
 }
 
-template <gw_codec_id Id> void accumulate(const kern::Table& kt, const CodecParams&,
-                                          const uint8_t* payload, uint64_t, uint64_t n, float alpha,
-                                          float* acc) {
+template <gw_codec_id Id>
+void accumulate(const kern::Table& kt, const CodecParams&, const uint8_t* payload, uint64_t,
+                uint64_t n, float alpha, float* acc) {
     if (Id == GW_CODEC_FP16)
         kt.f16_accumulate(payload, alpha, acc, n);
     else
         kt.bf16_accumulate(payload, alpha, acc, n);
 }
 
-template <gw_codec_id Id> gw_status encode(const CodecParams& p, const EncodeCtx& ctx,
-                                           const float* x, uint64_t n, uint8_t* payload,
-                                           uint64_t* len, float* residual) {
+template <gw_codec_id Id>
+gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
+                 uint8_t* payload, uint64_t* len, float* residual) {
     const kern::Table& kt = *ctx.k;
     if (!kt.all_finite(x, n)) return GW_ERR_NONFINITE;
     if (Id == GW_CODEC_FP16)
@@ -36,16 +36,18 @@ template <gw_codec_id Id> gw_status encode(const CodecParams& p, const EncodeCtx
     return GW_OK;
 }
 
-template <gw_codec_id Id> gw_status check(const kern::Table& kt, const CodecParams&,
-                                          const uint8_t* payload, uint64_t len, uint64_t n) {
+template <gw_codec_id Id>
+gw_status check(const kern::Table& kt, const CodecParams&, const uint8_t* payload, uint64_t len,
+                uint64_t n) {
     if (len != n * 2) return GW_ERR_FRAME_LENGTH;
     const bool ok =
         Id == GW_CODEC_FP16 ? kt.f16_all_finite(payload, n) : kt.bf16_all_finite(payload, n);
     return ok ? GW_OK : GW_ERR_FRAME_PAYLOAD;
 }
 
-template <gw_codec_id Id> void decode(const kern::Table& kt, const CodecParams&,
-                                      const uint8_t* payload, uint64_t, uint64_t n, float* out) {
+template <gw_codec_id Id>
+void decode(const kern::Table& kt, const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n,
+            float* out) {
     if (Id == GW_CODEC_FP16)
         kt.f16_to_f32(payload, out, n);
     else
@@ -53,9 +55,9 @@ template <gw_codec_id Id> void decode(const kern::Table& kt, const CodecParams&,
 }
 
 // Element i is bytes [2i, 2i+2): a range is the same kernel on a sub-array.
-template <gw_codec_id Id> void accumulate_range(const kern::Table& kt, const CodecParams& p,
-                                                const uint8_t* payload, uint64_t, uint64_t lo,
-                                                uint64_t hi, float alpha, float* acc) {
+template <gw_codec_id Id>
+void accumulate_range(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t,
+                      uint64_t lo, uint64_t hi, float alpha, float* acc) {
     accumulate<Id>(kt, p, payload + 2 * lo, 0, hi - lo, alpha, acc);
 }
 

@@ -36,8 +36,9 @@ bool max_payload(const CodecParams& p, uint64_t n, uint64_t* bytes) {
 }
 
 // Positions of a payload: f(first, count, idx).
-template <class F> void positions(const kern::Table& kt, const CodecParams& p,
-                                  const uint8_t* payload, uint64_t n, uint64_t k, F&& f) {
+template <class F>
+void positions(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t n,
+               uint64_t k, F&& f) {
     randk::for_each_position(kt, p.v[kRevision], load_le<uint64_t>(payload),
                              load_le<uint32_t>(payload + 8), load_le<uint32_t>(payload + 12), n, k,
                              f);

@@ -28,8 +28,9 @@ constexpr uint64_t kChunk = kern::kRngChunk;
 constexpr uint64_t kBlock = 16;
 
 // Revision 1: f(first, count, idx), the positions in increasing order, in chunks.
-template <class F> void for_each_selected(const kern::Table& kt, uint64_t seed, uint32_t step,
-                                          uint32_t tensor, uint64_t n, uint64_t k, F&& f) {
+template <class F>
+void for_each_selected(const kern::Table& kt, uint64_t seed, uint32_t step, uint32_t tensor,
+                       uint64_t n, uint64_t k, F&& f) {
     uint32_t words[kChunk], idx[kChunk];
     uint64_t taken = 0, held = 0;
     for (uint64_t first = 0; first < n && taken < k; first += kChunk) {
@@ -60,8 +61,9 @@ template <class F> void for_each_selected(const kern::Table& kt, uint64_t seed, 
 }
 
 // Revision 2 (n < 2^32): f(first, count, idx) as for_each_selected.
-template <class F> void for_each_stratum(const kern::Table& kt, uint64_t seed, uint32_t step,
-                                         uint32_t tensor, uint64_t n, uint64_t k, F&& f) {
+template <class F>
+void for_each_stratum(const kern::Table& kt, uint64_t seed, uint32_t step, uint32_t tensor,
+                      uint64_t n, uint64_t k, F&& f) {
     if (k == 0) return;
     uint32_t words[kChunk], idx[kChunk];
     const uint64_t q = n / k, r = n % k;
@@ -90,9 +92,9 @@ template <class F> void for_each_stratum(const kern::Table& kt, uint64_t seed, u
 }
 
 // The positions of `revision` (1 or 2).
-template <class F> void for_each_position(const kern::Table& kt, int64_t revision, uint64_t seed,
-                                          uint32_t step, uint32_t tensor, uint64_t n, uint64_t k,
-                                          F&& f) {
+template <class F>
+void for_each_position(const kern::Table& kt, int64_t revision, uint64_t seed, uint32_t step,
+                       uint32_t tensor, uint64_t n, uint64_t k, F&& f) {
     if (revision == 1)
         for_each_selected(kt, seed, step, tensor, n, k, f);
     else

@@ -127,10 +127,10 @@ struct MagnitudeBound {
 // is in cache and tile() is called once per tile: g, m and e cross the memory
 // bus once. Without that proof a late block's NaN would be seen after early
 // blocks were written.
-template <class Tile> gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n,
-                                                  const kern::EfCoef& k, Tile tile, float* e_out,
-                                                  float* m_out, bool one_pass, Context& cx,
-                                                  void* frame, uint64_t* len) {
+template <class Tile>
+gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::EfCoef& k, Tile tile,
+                            float* e_out, float* m_out, bool one_pass, Context& cx, void* frame,
+                            uint64_t* len) {
     const kern::Table& t = cx.k();
     const uint64_t block = fused_sign_block(codec, n);
     const ScaledSignLayout l(block, n);  // the codec's payload

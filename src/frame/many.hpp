@@ -33,9 +33,9 @@ struct Many {
 // adds the caller's checks (codec, tag) and returns GW_OK or a status. On
 // failure *bad is the first rejected frame's index. Nothing is written but
 // cx.frames and cx.stage.
-template <class Accept> gw_status open_many(const void* const* frames, const size_t* sizes,
-                                            size_t count, uint64_t n, Context& cx, Accept accept,
-                                            Many* out, size_t* bad) {
+template <class Accept>
+gw_status open_many(const void* const* frames, const size_t* sizes, size_t count, uint64_t n,
+                    Context& cx, Accept accept, Many* out, size_t* bad) {
     if (count > SIZE_MAX / sizeof(View)) return GW_ERR_INVALID_ARGUMENT;
     View* views = static_cast<View*>(cx.frames.get(count * sizeof(View)));
     if (!views && count) return GW_ERR_OUT_OF_MEMORY;

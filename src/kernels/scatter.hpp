@@ -25,8 +25,10 @@ struct Scatter {
     template <class T>
     static void ahead(const T* p, const uint32_t* idx, size_t j, size_t k, int rw) {
         if (idx && j + kAhead < k) {
-            if (rw) __builtin_prefetch(p + idx[j + kAhead], 1);
-            else __builtin_prefetch(p + idx[j + kAhead], 0);
+            if (rw)
+                __builtin_prefetch(p + idx[j + kAhead], 1);
+            else
+                __builtin_prefetch(p + idx[j + kAhead], 0);
         }
     }
 
