@@ -132,8 +132,10 @@ std::vector<uint16_t> to_f16(const std::vector<float>& x) {
     EXPECT_EQ(
         gw_encode(s, nullptr, x.data(), GW_DTYPE_F32, x.size(), frame.data(), bound, &written),
         GW_OK);
+    // The payload is little-endian; the handles take f16 input in host order.
+    const uint8_t* p = frame.data() + written - 4 - 2 * x.size();
     std::vector<uint16_t> h(x.size());
-    std::memcpy(h.data(), frame.data() + written - 4 - 2 * x.size(), 2 * x.size());
+    for (size_t i = 0; i < h.size(); ++i) h[i] = uint16_t(p[2 * i] | p[2 * i + 1] << 8);
     gw_codec_spec_free(s);
     return h;
 }
