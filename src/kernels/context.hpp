@@ -2,8 +2,8 @@
 // memory and its zstd contexts. Every handle owns one, so two handles in one
 // process may run different targets and allocators side by side; stateless
 // calls use their thread's (thread_context()), which follows the process-wide
-// target and allocates with malloc. docs/kernels.md ("The backend seam") says
-// how another backend would plug in here.
+// target and allocates with malloc. docs/kernels.md ("Per-handle kernels and
+// the backend seam") says how another backend would plug in here.
 #pragma once
 
 #include <cstddef>

@@ -7,7 +7,7 @@
 // One body for every target: each access is a cache miss of its own, so
 // what pays is keeping misses in flight (a prefetch kAhead entries early),
 // not vector registers. The family still sits in every target's table, so a
-// backend whose memory is elsewhere (docs/kernels.md, "The backend seam")
+// backend whose memory is elsewhere (docs/kernels.md, "the backend seam")
 // replaces it with the rest.
 #pragma once
 
