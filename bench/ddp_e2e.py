@@ -13,7 +13,9 @@ Methods: plain DDP, torch's fp16_compress_hook, PowerSGD rank 1 and 2 (one
 bucket: torch 2.15's PowerSGD hook hung on gloo with more than one bucket),
 and every gradwire.ddp.METHODS entry through GradwireState(ddp, method=m,
 optimizer=opt) (a method refused by name runs with its preset's explicit
-mode and codec, marked '*').
+mode and codec, marked '*'). `gw:<method>@<mode>` runs a method's codec in
+another mode: `gw:fp16@server` is method fp16 as it was before mode "cast"
+(all-to-all then all-gather through the sharded server).
 
 Per (link, method): median step time over the timed steps, speedup against
 plain DDP at that link, bytes per rank per step on the link (the namespace's
@@ -138,9 +140,9 @@ def rank_main(a):
     elif method.startswith("gw:"):
         import gradwire as gw
         from gradwire.ddp import GradwireState, hook, METHODS
-        m = method[3:]
+        m, _, mode = method[3:].partition("@")
         try:
-            state = GradwireState(ddp, method=m, optimizer=opt)
+            state = GradwireState(ddp, method=m, mode=mode or None, optimizer=opt)
         except ValueError as e:
             if "does not train" not in str(e) and "refused" not in str(e):
                 raise
@@ -441,7 +443,8 @@ def main():
                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     p.add_argument("--links", help=f"comma list of {list(LINKS)} (default all)")
     p.add_argument("--methods", help="comma list: ddp, fp16_hook, powersgd1, powersgd2, gw:<method> "
-                                     "(default all, gradwire's from gradwire.ddp.METHODS)")
+                                     "(default all, gradwire's from gradwire.ddp.METHODS), "
+                                     "gw:<method>@<mode> (gw:fp16@server: the old fp16)")
     p.add_argument("--steps", help="warm-up+timed steps: '3+5' for all links, or per link "
                                    "'1gbit=3+5,100mbit=2+3' (default " +
                                    ",".join(f"{l}={w}+{t}" for l, (w, t) in DEFAULT_STEPS.items()) + ")")

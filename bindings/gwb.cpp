@@ -490,6 +490,28 @@ void scatter_add(In values, In idx, float alpha, Out acc) {
                       (float *)acc.data, n),
        "gw_scatter_add");
 }
+uint64_t ef_cast(In x, float alpha, Out e, gw_dtype dtype, Out out) {
+    const char *what = "gw_ef_cast";
+    uint64_t n = 0, ne = 0, no = 0, bad = 0;
+    if (dtype != GW_DTYPE_F16 && dtype != GW_DTYPE_BF16) {
+        fail(GW_ERR_INVALID_ARGUMENT, what, "dtype must be F16 or BF16, not %d", (int)dtype);
+        return 0;
+    }
+    if (out.present && dtype == GW_DTYPE_BF16 && out.kind == KIND_F16) {
+        fail(GW_ERR_INVALID_ARGUMENT, what, "a float16 buffer passed as BF16");
+        return 0;
+    }
+    if (!count_of(x, KIND_F32, 4, what, "x", &n) || !count_of(e, KIND_F32, 4, what, "e", &ne) ||
+        !count_of(out, KIND_U16, 2, what, "out", &no))
+        return 0;
+    if (ne != n || no != n) {
+        fail(GW_ERR_COUNT_MISMATCH, what, "x holds %llu values, e %llu, out %llu",
+             (unsigned long long)n, (unsigned long long)ne, (unsigned long long)no);
+        return 0;
+    }
+    ok(gw_ef_cast((const float *)x.data, n, alpha, (float *)e.data, dtype, out.data, &bad), what);
+    return bad;
+}
 uint64_t index_frame_indices(In frame, Out idx) {
     uint64_t cap = 0;
     size_t count = 0;

@@ -162,6 +162,9 @@ Bytes reshard(const InList &blobs, In ranks, In offsets, uint32_t workers_in,
               uint32_t workers_out, uint32_t rank_out, uint64_t offset, uint64_t length);
 void gather(In x, In idx, Out out);
 void scatter_add(In values, In idx, float alpha, Out acc);
+/* gw_ef_cast: out (16-bit values of dtype F16 or BF16) and e (float32, in and
+ * out) from x; returns how many values were NaN or Inf. */
+uint64_t ef_cast(In x, float alpha, Out e, gw_dtype dtype, Out out);
 uint64_t index_frame_indices(In frame, Out idx);
 uint64_t index_frame_count(In frame);
 double index_overlap(In a, In b);

@@ -1,5 +1,6 @@
 // C entry points around the sparse codecs: float parameters, random-k
-// positions and the raw-value path for all-reduce (gather / scatter-add),
+// positions and the raw-value paths for all-reduce (gather / scatter-add, the
+// 16-bit cast with error feedback),
 // and the codec-independent diagnostics (contraction, compression ratio).
 #include <cmath>
 #include <cstring>
@@ -16,6 +17,18 @@ using namespace gw::api;
 namespace {
 
 bool float_param(int param) { return param == GW_PARAM_THRESHOLD || param == GW_PARAM_BUDGET; }
+
+// gw_ef_cast's tile: how many 16-bit values a big-endian host converts at a time.
+constexpr size_t kCastTile = 4096;
+
+// The 16-bit value of a NaN or Inf y: Inf keeps its sign, NaN stays a (quiet) NaN.
+uint16_t nonfinite_bits(float y, bool f16) {
+    uint32_t b;
+    std::memcpy(&b, &y, 4);
+    const uint16_t sign = static_cast<uint16_t>((b >> 16) & 0x8000u);
+    if (std::isinf(y)) return static_cast<uint16_t>(sign | (f16 ? 0x7C00u : 0x7F80u));
+    return static_cast<uint16_t>(sign | (f16 ? 0x7E00u : 0x7FC0u));
+}
 
 }  // namespace
 
@@ -77,6 +90,45 @@ gw_status gw_scatter_add(const float* values, const uint32_t* idx, size_t k, flo
     const gw::kern::Table& t = gw::kern::active();
     if (!t.all_finite(values, k)) return GW_ERR_NONFINITE;
     t.scatter_add(values, idx, k, alpha, acc);
+    return GW_OK;
+}
+
+gw_status gw_ef_cast(const float* x, uint64_t n, float alpha, float* e, gw_dtype dtype,
+                     void* out, uint64_t* nonfinite) {
+    if ((!x || !e || !out) && n) return GW_ERR_NULL_POINTER;
+    const int d = gw::enum_value(dtype);
+    if (n > GW_MAX_ELEMENTS || (d != GW_DTYPE_F16 && d != GW_DTYPE_BF16) || !std::isfinite(alpha))
+        return GW_ERR_INVALID_ARGUMENT;
+    const size_t fb = span_bytes(n, 4), hb = span_bytes(n, 2);
+    if (overlaps(x, fb, e, fb) || overlaps(x, fb, out, hb) || overlaps(e, fb, out, hb))
+        return GW_ERR_OVERLAP;
+    const gw::kern::Table& t = gw::kern::active();
+    const bool f16 = d == GW_DTYPE_F16;
+    const auto kernel = f16 ? t.f16_ef_cast : t.bf16_ef_cast;
+    uint8_t* o = static_cast<uint8_t*>(out);
+    uint8_t le[2 * kCastTile];  // the kernel's little-endian values, on big-endian hosts
+    uint64_t bad = 0;
+    // A tile at a time (the byte order of big-endian hosts is fixed per tile);
+    // the kernel stops before a NaN / Inf y, which goes out as it is.
+    for (uint64_t i0 = 0; i0 < n; i0 += kCastTile) {
+        const size_t c = static_cast<size_t>(n - i0 < kCastTile ? n - i0 : kCastTile);
+        uint8_t* h = gw::kHostLittleEndian ? o + 2 * i0 : le;
+        for (size_t i = 0; i < c;) {
+            i += kernel(x + i0 + i, alpha, e + i0 + i, h + 2 * i, c - i);
+            if (i < c) {
+                const float t1 = alpha * x[i0 + i];
+                gw::store_le<uint16_t>(h + 2 * i, nonfinite_bits(e[i0 + i] + t1, f16));
+                ++bad, ++i;
+            }
+        }
+        if constexpr (!gw::kHostLittleEndian) {
+            for (size_t j = 0; j < c; ++j) {
+                const uint16_t v = gw::load_le<uint16_t>(le + 2 * j);
+                std::memcpy(o + 2 * (i0 + j), &v, 2);
+            }
+        }
+    }
+    if (nonfinite) *nonfinite = bad;
     return GW_OK;
 }
 

@@ -218,6 +218,18 @@ GW_API gw_status gw_randk_indices(uint64_t seed, uint32_t step, uint32_t tensor,
 GW_API gw_status gw_gather(const float *x, uint64_t n, const uint32_t *idx, size_t k, float *out);
 GW_API gw_status gw_scatter_add(const float *values, const uint32_t *idx, size_t k, float alpha,
                                 float *acc, uint64_t n);
+/* A 16-bit all-reduce with error feedback (the DDP hook's methods fp16 and
+ * bf16), one pass: for i < n, in float32, y = e[i] + alpha * x[i] (t = alpha *
+ * x[i], then e[i] + t; no FMA), out[i] = y as `dtype` (GW_DTYPE_F16 or
+ * GW_DTYPE_BF16, 16-bit values in host byte order, rounded as the fp16 / bf16
+ * codecs round: to nearest even, a finite y beyond the format's range
+ * saturated at its largest finite value) and e[i] = y - out[i] (exact, but
+ * where the cast saturated: rounded). So what goes out plus what is kept is
+ * what came in. A y that is NaN or Inf goes out as it is (NaN / Inf) and
+ * leaves e[i] as it was; *nonfinite (may be NULL) counts them. alpha must be
+ * finite; x, e and out must not overlap. */
+GW_API gw_status gw_ef_cast(const float *x, uint64_t n, float alpha, float *e, gw_dtype dtype,
+                            void *out, uint64_t *nonfinite);
 /* Contraction of any codec on x: ||x - C(x)||^2 / ||x||^2 (0 for x = 0);
  * ctx as for gw_encode (may be NULL). GW_ERR_OVERFLOW if x - C(x) is not
  * finite (the 1-bit quantizer rounding to the far level near FLT_MAX). */

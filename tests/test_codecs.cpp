@@ -3,6 +3,7 @@
 // decode_accumulate == acc + alpha * decoded, NaN/Inf policy, 16-bit casts.
 #include <cfloat>
 #include <cmath>
+#include <cstring>
 #include <map>
 #include <set>
 #include <string>
@@ -195,6 +196,77 @@ TEST(Codecs, HalfPrecisionKnownValues) {
             EXPECT_LE(std::fabs(h[i] - x[i]), std::fabs(x[i]) * 0x1.0p-11f);
         }
         EXPECT_LE(std::fabs(b[i] - x[i]), std::fabs(x[i]) * 0x1.0p-8f);
+    }
+}
+
+// gw_ef_cast (the DDP hook's 16-bit all-reduce): y = e + alpha * x, out = the
+// fp16 / bf16 codec's cast of y, e = y - out, the same bits on every target and
+// tile boundary; NaN / Inf go out as they are and leave e; argument checks.
+TEST(Codecs, EfCastIsTheHalfCodecWithItsResidual) {
+    const float alpha = 1.0f / 3;
+    auto bits = [](float v) {
+        uint32_t b;
+        std::memcpy(&b, &v, 4);
+        return b;
+    };
+    for (gw_dtype dt : {GW_DTYPE_F16, GW_DTYPE_BF16}) {
+        const gw_codec_id id = dt == GW_DTYPE_F16 ? GW_CODEC_FP16 : GW_CODEC_BF16;
+        for (size_t n : {size_t(0), size_t(1), size_t(7), size_t(2047), size_t(2049),
+                         size_t(10007)}) {
+            for (const auto& [name, x] : inputs(n)) {
+                SCOPED_TRACE(name + " n=" + std::to_string(n) + " dtype=" + std::to_string(dt));
+                const Vec e0 = gwtest::random_floats(n, 3, 1e-3f);
+                Vec y(n);
+                for (size_t i = 0; i < n; ++i) {
+                    const float t = alpha * x[i];
+                    y[i] = e0[i] + t;
+                }
+                const Vec want = reference(id, 0, y);  // the codec's cast, decoded
+                const Vec& xv = x;  // C++17 lambdas cannot capture a structured binding
+                std::vector<uint16_t> first;
+                gwtest::for_each_target([&](gw_simd_target) {
+                    Vec e = e0;
+                    std::vector<uint16_t> out(n, 0xAAAA);
+                    uint64_t bad = 99;
+                    ASSERT_EQ(gw_ef_cast(xv.data(), n, alpha, e.data(), dt, out.data(), &bad), GW_OK);
+                    EXPECT_EQ(bad, 0u);
+                    for (size_t i = 0; i < n; ++i) {
+                        const float h = dt == GW_DTYPE_F16 ? gw::ref::f16_to_f32(out[i])
+                                                           : gw::ref::bf16_to_f32(out[i]);
+                        ASSERT_EQ(bits(h), bits(want[i])) << i;
+                        ASSERT_EQ(bits(e[i]), bits(y[i] - h)) << i;
+                    }
+                    if (first.empty()) first = out;
+                    EXPECT_EQ(out, first);
+                });
+            }
+        }
+        // NaN / Inf: out as they are, e kept there; the rest as usual.
+        Vec x = gwtest::random_floats(3000, 5), e(3000, 0.25f);
+        x[10] = NAN, x[2500] = -INFINITY;
+        std::vector<uint16_t> out(3000);
+        uint64_t bad = 0;
+        ASSERT_EQ(gw_ef_cast(x.data(), x.size(), 1.0f, e.data(), dt, out.data(), &bad), GW_OK);
+        EXPECT_EQ(bad, 2u);
+        const bool f16 = dt == GW_DTYPE_F16;
+        EXPECT_EQ(out[10] & (f16 ? 0x7C00 : 0x7F80), f16 ? 0x7C00 : 0x7F80);
+        EXPECT_NE(out[10] & (f16 ? 0x03FF : 0x007F), 0);  // a NaN
+        EXPECT_EQ(out[2500], f16 ? 0xFC00 : 0xFF80);      // -Inf
+        EXPECT_EQ(e[10], 0.25f);
+        EXPECT_EQ(e[2500], 0.25f);
+        EXPECT_NE(e[11], 0.25f);
+        // Arguments.
+        EXPECT_EQ(gw_ef_cast(x.data(), 10, 1.0f, e.data(), GW_DTYPE_F32, out.data(), nullptr),
+                  GW_ERR_INVALID_ARGUMENT);
+        EXPECT_EQ(gw_ef_cast(x.data(), 10, NAN, e.data(), dt, out.data(), nullptr),
+                  GW_ERR_INVALID_ARGUMENT);
+        EXPECT_EQ(gw_ef_cast(nullptr, 10, 1.0f, e.data(), dt, out.data(), nullptr),
+                  GW_ERR_NULL_POINTER);
+        EXPECT_EQ(gw_ef_cast(x.data(), 10, 1.0f, x.data() + 5, dt, out.data(), nullptr),
+                  GW_ERR_OVERLAP);
+        EXPECT_EQ(gw_ef_cast(x.data(), 10, 1.0f, e.data(), dt, e.data() + 3, nullptr),
+                  GW_ERR_OVERLAP);
+        EXPECT_EQ(gw_ef_cast(nullptr, 0, 1.0f, nullptr, dt, nullptr, nullptr), GW_OK);
     }
 }
 

@@ -1,7 +1,9 @@
 // Family "half": IEEE binary16 (fp16) and bfloat16 payloads: encode (round to
 // nearest even, finite values saturate at the largest finite value), decode
-// (exact), accumulate (acc += alpha * h) and all_finite. ONE template over the
-// format: the two differ only in the constants of HalfFormat<ExpBits>.
+// (exact), accumulate (acc += alpha * h), all_finite, and ef_cast (encode
+// with error feedback, fused: y = e + alpha * x, h = encode(y), e = y - h).
+// ONE template over the format: the two differ only in the constants of
+// HalfFormat<ExpBits>.
 // Scalar code, vector body, table entries.
 #pragma once
 
@@ -127,6 +129,25 @@ struct Half<Fmt, ScalarArch> {
     static void accumulate(const void* in, float alpha, float* acc, size_t n) {
         accumulate_range(cbytes(in), alpha, acc, 0, n);
     }
+    // y = e + alpha * x (t = alpha*x; y = e + t), out = encode(y), e = y -
+    // decode(out), from i0 while y is finite: returns the index of the first
+    // NaN / Inf y (n if none), which and whose successors are not written.
+    static size_t ef_cast_range(const float* x, float alpha, float* e, unsigned char* out,
+                                size_t i0, size_t n) {
+        for (size_t i = i0; i < n; ++i) {
+            const float t = alpha * x[i];
+            const float y = e[i] + t;
+            if ((bits_of(y) & 0x7F800000u) == 0x7F800000u) return i;
+            const uint16_t h = encode1(y);
+            store_le16(out + 2 * i, h);
+            e[i] = y - decode1(h);
+        }
+        return n;
+    }
+    static size_t ef_cast(const float* x, float alpha, float* e, void* out, size_t n) {
+        return ef_cast_range(x, alpha, e, ubytes(out), 0, n);
+    }
+
     static bool all_finite(const void* in, size_t n) {
         constexpr size_t kChunk = 4096;
         for (size_t i = 0; i < n; i += kChunk)
@@ -206,6 +227,23 @@ struct Half : VecBase<Arch> {
         });
         S::accumulate_range(p, alpha, acc, i, n);
     }
+    static size_t ef_cast(const float* x, float alpha, float* e, void* out, size_t n) {
+        unsigned char* o = ubytes(out);
+        const F va(alpha);
+        const I inf(0x7F800000);
+        size_t i = 0;
+        for (; i + 2 * W <= n; i += 2 * W) {
+            const F y0 = loadf(e + i) + va * loadf(x + i);
+            const F y1 = loadf(e + i + W) + va * loadf(x + i + W);
+            const I b0 = xsimd::bitwise_cast<I>(y0) & inf, b1 = xsimd::bitwise_cast<I>(y1) & inf;
+            if (xsimd::any((b0 == inf) || (b1 == inf))) break;  // the scalar code stops there
+            const I h0 = enc(y0), h1 = enc(y1);
+            O::store_u16x2(h0, h1, o + 2 * i);
+            (y0 - dec(h0)).store_unaligned(e + i);
+            (y1 - dec(h1)).store_unaligned(e + i + W);
+        }
+        return S::ef_cast_range(x, alpha, e, o, i, n);
+    }
     static bool all_finite(const void* in, size_t n) {
         const unsigned char* p = cbytes(in);
         const H expm(static_cast<int16_t>(Fmt::kExpMask));
@@ -236,6 +274,8 @@ constexpr void half_entries(Table& t) {
     t.f16_to_f32 = &F16::decode;
     t.f16_accumulate = &F16::accumulate;
     t.f16_all_finite = &F16::all_finite;
+    t.f16_ef_cast = &F16::ef_cast;
+    t.bf16_ef_cast = &Bf16::ef_cast;
     t.f32_to_bf16 = &Bf16::encode;
     t.bf16_to_f32 = &Bf16::decode;
     t.bf16_accumulate = &Bf16::accumulate;

@@ -117,6 +117,13 @@ struct Table {
     void (*bf16_to_f32)(const void* in, float* out, size_t n);
     void (*bf16_accumulate)(const void* in, float alpha, float* acc, size_t n);
     bool (*bf16_all_finite)(const void* in, size_t n);
+    // Encode with error feedback, one pass: y = e + alpha*x (t = alpha*x;
+    // y = e + t), out = f32_to_f16(y), e = y - f16_to_f32(out), element by
+    // element while y is finite; returns the index of the first NaN / Inf y
+    // (n if none): it and the elements after it are not written. x, e and
+    // out do not overlap.
+    size_t (*f16_ef_cast)(const float* x, float alpha, float* e, void* out, size_t n);
+    size_t (*bf16_ef_cast)(const float* x, float alpha, float* e, void* out, size_t n);
 
     // CRC32C (Castagnoli, reflected, poly 0x82F63B78), continuing from `crc`
     // (pass 0 to start; pre/post inversion handled inside).

@@ -121,11 +121,33 @@ inline bool f16_all_finite(const void* in, size_t n) {
         if (((get_u16(in, i) >> 10) & 0x1F) == 0x1F) return false;
     return true;
 }
+// y = e + alpha * x, out = f32_to_f16(y), e = y - out while y is finite;
+// the index of the first NaN / Inf y (n if none), nothing written from it.
+inline size_t f16_ef_cast(const float* x, float alpha, float* e, void* out, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        const float t = alpha * x[i];
+        const float y = e[i] + t;
+        if (!std::isfinite(y)) return i;
+        put_u16(out, i, f32_to_f16(y));
+        e[i] = y - f16_to_f32(get_u16(out, i));
+    }
+    return n;
+}
 inline void f32_to_bf16(const float* x, void* out, size_t n) {
     for (size_t i = 0; i < n; ++i) put_u16(out, i, f32_to_bf16(x[i]));
 }
 inline void bf16_to_f32(const void* in, float* out, size_t n) {
     for (size_t i = 0; i < n; ++i) out[i] = bf16_to_f32(get_u16(in, i));
+}
+inline size_t bf16_ef_cast(const float* x, float alpha, float* e, void* out, size_t n) {
+    for (size_t i = 0; i < n; ++i) {
+        const float t = alpha * x[i];
+        const float y = e[i] + t;
+        if (!std::isfinite(y)) return i;
+        put_u16(out, i, f32_to_bf16(y));
+        e[i] = y - bf16_to_f32(get_u16(out, i));
+    }
+    return n;
 }
 inline void bf16_accumulate(const void* in, float alpha, float* acc, size_t n) {
     for (size_t i = 0; i < n; ++i) {

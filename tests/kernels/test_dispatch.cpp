@@ -18,6 +18,7 @@ TEST_P(KernelTest, TableIsComplete) {
                 t.sign_pack && t.sign_pack_residual && t.sign_unpack && t.sign_accumulate && t.sign_accumulate_n &&
                 t.axpy && t.f32_to_f16 && t.f16_to_f32 && t.f16_accumulate && t.f16_all_finite &&
                 t.f32_to_bf16 && t.bf16_to_f32 && t.bf16_accumulate && t.bf16_all_finite &&
+                t.f16_ef_cast && t.bf16_ef_cast &&
                 t.crc32c && t.topk_select);
 }
 

@@ -1,6 +1,6 @@
 // Kernel family "half" (src/kernels/half.hpp) on every SIMD target, bit for
 // bit against ref_half.hpp: fp16 and bfloat16 encode, decode, accumulate,
-// all_finite.
+// all_finite, ef_cast.
 #include "fixture.hpp"
 #include "ref_half.hpp"
 
@@ -210,6 +210,41 @@ void check_half_accumulate(const Table& t, Half kind, const Case& c) {
         EXPECT_TRUE(same_floats(acc.f(), want.data(), c.n)) << "alpha=" << alpha;
         EXPECT_TRUE(acc.guards_intact());
     }
+}
+
+// ef_cast against the reference from every stop on (gw_ef_cast resumes past a
+// NaN / Inf y): the same stops, residuals and payload; nothing else written.
+void check_ef_cast(const Table& t, Half kind, const Case& c) {
+    const auto& x = input(c.dist, c.n, 0);
+    const auto& e0 = input(c.dist, c.n, 1);
+    Exact in(x.data(), 4 * c.n, 4 * c.fmis);
+    const auto kernel = kind == Half::F16 ? t.f16_ef_cast : t.bf16_ef_cast;
+    const auto reference = kind == Half::F16 ? ref::f16_ef_cast : ref::bf16_ef_cast;
+    for (float alpha : {1.0f, 0.25f, 1.0f / 3}) {
+        Guarded e(4 * c.n, 4 * c.fmis), out(2 * c.n, c.bmis);
+        e.fill_from(e0.data());
+        std::vector<float> want_e(e0);
+        std::vector<uint8_t> want_out(2 * c.n + 1, Guarded::kFill);
+        for (size_t i = 0; i < c.n;) {
+            const size_t a = i + kernel(in.f() + i, alpha, e.f() + i, out.data() + 2 * i, c.n - i);
+            const size_t b =
+                i + reference(x.data() + i, alpha, want_e.data() + i, want_out.data() + 2 * i, c.n - i);
+            ASSERT_EQ(a, b) << "alpha=" << alpha;
+            i = a + 1;
+        }
+        EXPECT_TRUE(same_floats(e.f(), want_e.data(), c.n)) << "alpha=" << alpha;
+        EXPECT_TRUE(same_bytes(out.data(), want_out.data(), 2 * c.n)) << "alpha=" << alpha;
+        EXPECT_TRUE(e.guards_intact());
+        EXPECT_TRUE(out.guards_intact());
+    }
+}
+
+TEST_P(KernelTest, F16EfCast) {
+    for_each_case([&](const Case& c) { check_ef_cast(*t_, Half::F16, c); });
+}
+
+TEST_P(KernelTest, Bf16EfCast) {
+    for_each_case([&](const Case& c) { check_ef_cast(*t_, Half::Bf16, c); });
 }
 
 TEST_P(KernelTest, F16Accumulate) {

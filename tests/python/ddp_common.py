@@ -19,6 +19,7 @@ METHODS = {
     "ef_nesterov": dict(method="ef", momentum="nesterov", mu=0.9),
     "topk": {},
     "fp16": {},
+    "bf16": {},
     "efsignsgd": {},
     "lags": {},
     # the preset is refused by name (it does not train); its mode, explicitly

@@ -24,9 +24,10 @@ import ddp_common as C  # noqa: E402
 from gradwire.ddp import GradwireState, hook  # noqa: E402
 from gradwire.ddp._policy import NeverSlower  # noqa: E402
 
-COMPRESSED = ["ef", "topk", "fp16", "efsignsgd", "lags", "randomk", "cltk"]
+COMPRESSED = ["ef", "topk", "fp16", "bf16", "efsignsgd", "lags", "randomk", "cltk"]
 EVERY = ["allreduce"] + COMPRESSED
 TINY = 1e-5  # bucket_cap_mb: a bucket per parameter or two
+CAST_HALF_STEP = {"fp16": 2.0 ** -11, "bf16": 2.0 ** -8}  # half a step, relative
 STEPS = 3
 
 
@@ -118,6 +119,8 @@ def kept(state, pid, n):
         k += torch.from_numpy(h[("l", pid)].residual())
     elif ("c", pid) in h:
         k += torch.from_numpy(h[("c", pid)].memory())
+    elif ("r", pid) in h:  # mode cast: kept in units of gradient / M
+        k += M * torch.from_numpy(h[("r", pid)].residual())
     return k
 
 
@@ -180,8 +183,16 @@ def mass_run(rank, world, method, find_unused, policy=False):
             applied = torch.zeros(sizes[i]) if p.grad is None else p.grad.reshape(-1)
             after = kept(state, i, sizes[i])
             lhs = g + before[i] - after
+            slack = torch.zeros(())
+            if state.mode == "cast":
+                # lhs is M times this rank's 16-bit values, exactly; the all_reduce sums
+                # them in 16 bits, rounding each of its M - 1 additions by at most half
+                # a 16-bit step of the running sum (relative 2^-11 fp16, 2^-8 bf16)
+                slack = lhs.abs()
+                dist.all_reduce(slack)
+                slack = (world - 1) * CAST_HALF_STEP[state.codec.name] * slack + 1e-7
             dist.all_reduce(lhs)
-            err = max(err, (lhs - world * applied).abs().max().item())
+            err = max(err, ((lhs - world * applied).abs() - slack).clamp_min(0).max().item())
             if find_unused and names[i].startswith("dead") and step >= 1:
                 dead_residual = max(dead_residual, (after - before[i]).abs().max().item())
         dead0 = [p.detach().clone() for p in model.dead.parameters()] if find_unused else []
@@ -201,9 +212,131 @@ def mass_run(rank, world, method, find_unused, policy=False):
 
 def check_mass(rank, world):
     out = {}
-    for method in ("ef", "fp16", "efsignsgd", "lags", "randomk", "cltk"):
+    for method in ("ef", "fp16", "bf16", "efsignsgd", "lags", "randomk", "cltk"):
         out[method] = mass_run(rank, world, method, False)
         out[method + "+unused"] = mass_run(rank, world, method, True)
+    return out
+
+
+def ulps(a, b):
+    """How many 16-bit steps apart two tensors of float16 (bfloat16) values are."""
+    def ordered(t):
+        u = t.view(torch.int16).to(torch.int32) & 0xFFFF
+        return torch.where(u >= 0x8000, 0x8000 - u, u)
+    return (ordered(a) - ordered(b)).abs().max().item() if a.numel() else 0
+
+
+def check_cast(rank, world):
+    """Mode cast (methods fp16, bf16) against torch's own fp16_compress_hook and
+    bf16_compress_hook over the same gradients (no optimizer step): the first
+    step equal where M is a power of two (but for quotients below float16's
+    normal range, which torch rounds twice: it casts, then divides in 16 bits;
+    the hook divides in float32, then casts once), every later one to the
+    cast's precision (the residuals carry the rounding). Error feedback, step
+    by step: each rank's residual is y - cast(y), y = e + g / M, bit for bit, so
+    what a rank sends plus what it keeps is what came in; over all the steps,
+    what DDP applied plus what the ranks keep equals the sum of the exact
+    averages but for the 16-bit sum's own roundings (at most half a step of the
+    running sum per addition, none of which error feedback can see). A
+    state_dict() loaded into a new state on a new DDP holds the same residuals
+    and continues as the straight run (bit for bit on 2 ranks)."""
+    from torch.distributed.algorithms.ddp_comm_hooks import default_hooks as dh
+    out = {}
+    for method, torch_hook, dtype in (("fp16", dh.fp16_compress_hook, torch.float16),
+                                      ("bf16", dh.bf16_compress_hook, torch.bfloat16)):
+        ref = DDP(mlp(), bucket_cap_mb=TINY)
+        ref.register_comm_hook(None, torch_hook)
+        plain = DDP(mlp(), bucket_cap_mb=TINY)
+        local = mlp()
+        ddp, state = hooked(mlp(), method, bucket_cap_mb=TINY)
+        sizes = [p.numel() for p in plain.parameters()]
+        z64 = [torch.zeros(n, dtype=torch.float64) for n in sizes]
+        applied, exact, sent, came, bound = ([t.clone() for t in z64] for _ in range(5))
+        e = [torch.zeros(n) for n in sizes]  # this rank's residuals, as the mode computes them
+        first_ulps, rel, sd, straight, ef_exact, sum_err = None, 0.0, None, [], True, 0.0
+        for step in range(STEPS + 2):
+            x, y = data(step, rank)
+            for m in (ref, plain, ddp, local):
+                m.zero_grad()
+                loss_of(m(x), y).backward()
+            ours = [p.grad.reshape(-1) for p in ddp.parameters()]
+            theirs = [p.grad.reshape(-1) for p in ref.parameters()]
+            diff = max(((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
+                       for a, b in zip(ours, theirs))
+            if step == 0:  # both are 16-bit sums, cast back: compare them as such
+                first_ulps = max(ulps(a.to(dtype), b.to(dtype)) for a, b in zip(ours, theirs))
+                first_rel = diff
+            rel = max(rel, diff)
+            for i, (a, b, q) in enumerate(zip(ours, plain.parameters(), local.parameters())):
+                g = q.grad.reshape(-1)
+                yv = e[i] + g * torch.tensor(1.0 / world)  # gw_ef_cast's: no FMA
+                h = yv.to(dtype).float()
+                e[i] = yv - h
+                ef_exact &= torch.equal(e[i], torch.from_numpy(
+                    state._handles[("r", i)].residual()))
+                hs = h.double()
+                dist.all_reduce(hs)  # the ranks' 16-bit values summed exactly
+                habs = h.double().abs()
+                dist.all_reduce(habs)
+                allow = (world - 1) * CAST_HALF_STEP[method] * habs + 1e-12
+                sum_err = max(sum_err, ((a.double() - hs).abs() / allow).max().item())
+                gm = (g / world).double()
+                dist.all_reduce(gm)
+                applied[i] += a.double()
+                exact[i] += b.grad.reshape(-1).double()
+                sent[i] += hs
+                came[i] += gm
+                bound[i] += allow
+            if step == STEPS - 1:
+                sd = state.state_dict()
+            if step >= STEPS:
+                straight.append([p.grad.clone() for p in ddp.parameters()])
+        owed = state.held_back()  # this rank's, in gradient units: the job owes sum / M
+        mass, total = 0.0, 0.0
+        for i, n in enumerate(sizes):
+            k = owed.get(i, torch.zeros(n)).double()
+            dist.all_reduce(k)
+            scale = exact[i].abs().max().clamp_min(1e-30)
+            # sent + kept == came in (float32 rounding of y = e + g / M only)
+            mass = max(mass, ((sent[i] + k / world - came[i]).abs().max() / scale).item())
+            # applied + kept == the exact averages, but for the 16-bit sums' roundings
+            total = max(total, (((applied[i] + k / world - exact[i]).abs() - bound[i])
+                                / scale).max().item())
+        # checkpoint round trip: the state after STEPS steps, into a new state on a
+        # new DDP, then the same last steps as the straight run
+        ddp2 = DDP(mlp(), bucket_cap_mb=TINY)
+        state2 = GradwireState(ddp2, method=method)
+        state2.load_state_dict(sd)
+        ddp2.register_comm_hook(state2, hook)
+        same_blobs = state2.state_dict()["handles"] == sd["handles"]
+        resumed = []
+        for step in range(STEPS, STEPS + 2):
+            x, y = data(step, rank)
+            ddp2.zero_grad()
+            loss_of(ddp2(x), y).backward()
+            resumed.append([p.grad.clone() for p in ddp2.parameters()])
+        # A new DDP's first buckets differ from the rebuilt ones: gloo may then add
+        # 3 or more ranks' values in another order (2 commute exactly).
+        resumed_rel = max(((a - b).abs().max() / b.abs().max().clamp_min(1e-30)).item()
+                          for sa, sb in zip(straight, resumed) for a, b in zip(sa, sb))
+        out[method] = {"first_ulps": first_ulps, "first_rel": first_rel, "rel": rel,
+                       "ef_exact": ef_exact, "resumed_rel": resumed_rel,
+                       "mass": mass, "sum_err": sum_err, "total": total,
+                       "same_blobs": same_blobs,
+                       "mode": state.mode, "handles": len(sd["handles"])}
+    # The old method fp16 (server mode): its states load with mode="server" given,
+    # and a cast state refuses them saying so.
+    ddp, old = hooked(mlp(), "fp16", state_kw=dict(mode="server"), bucket_cap_mb=TINY)
+    train(ddp, rank, steps=1)
+    sd = old.state_dict()
+    try:
+        GradwireState(DDP(mlp()), method="fp16").load_state_dict(sd)
+        out["old_refused"] = ""
+    except ValueError as e:
+        out["old_refused"] = str(e)
+    again = GradwireState(DDP(mlp()), method="fp16", mode="server")
+    again.load_state_dict(sd)
+    out["old_loads"] = again.state_dict()["handles"] == sd["handles"] and again.mode == "server"
     return out
 
 
@@ -211,7 +344,7 @@ def check_never_slower(rank, world):
     """policy='never_slower': buckets the probe found faster dense go dense and
     hand over their residuals, the mass kept exactly; the rest keep the method."""
     out = {(method, policy): mass_run(rank, world, method, False, policy=policy)
-           for method in ("ef", "efsignsgd", "lags", "randomk", "cltk")
+           for method in ("ef", "fp16", "efsignsgd", "lags", "randomk", "cltk")
            for policy in ("mixed", "all")}
     out["hand_back"] = hand_back_run(rank)
     return out

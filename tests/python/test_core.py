@@ -275,6 +275,38 @@ def test_rng_and_random_k_are_shared():
     assert np.array_equal(acc[idx], x[idx]) and acc.sum() == x[idx].sum()
 
 
+def test_ef_cast_is_the_half_codec_with_its_residual():
+    """gw_ef_cast on torch tensors and numpy arrays: out is the fp16 / bf16 codec's
+    cast of y = e + alpha * x (saturating), e = y - out; NaN / Inf go out as they
+    are and leave e; dtypes checked."""
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal(5000) * 10.0 ** rng.integers(-8, 7, 5000)).astype(np.float32)
+    e0 = (rng.standard_normal(5000) * 1e-3).astype(np.float32)
+    y = e0 + x * np.float32(0.25)
+    for dtype, codec in ((torch.float16, "fp16"), (torch.bfloat16, "bf16")):
+        e, out = torch.from_numpy(e0.copy()), torch.empty(5000, dtype=dtype)
+        assert gw.ef_cast(torch.from_numpy(x), e, out, 0.25) == 0
+        want = gw.decode(gw.encode(codec, y))
+        assert np.array_equal(out.float().numpy(), want)
+        assert np.array_equal(e.numpy(), y - out.float().numpy())
+    e, out = e0.copy(), np.empty(5000, np.float16)  # numpy: float16, or uint16 with dtype
+    assert gw.ef_cast(x, e, out, 0.25) == 0
+    bits = np.empty(5000, np.uint16)
+    assert gw.ef_cast(x, e0.copy(), bits, 0.25, dtype="f16") == 0
+    assert np.array_equal(bits, out.view(np.uint16))
+    x2 = x.copy()
+    x2[[3, 9]] = [np.nan, np.inf]
+    e = e0.copy()
+    assert gw.ef_cast(x2, e, out, 0.25) == 2
+    assert np.isnan(out[3]) and out[9] == np.inf and e[3] == e0[3] and e[9] == e0[9]
+    with pytest.raises(TypeError, match="dtype='bf16'"):
+        gw.ef_cast(x, e, np.empty(5000, np.uint16))
+    with pytest.raises(TypeError):
+        gw.ef_cast(x, e, torch.empty(5000, dtype=torch.float16), dtype="bf16")
+    with pytest.raises(gw.GradwireError, match="out 4999"):
+        gw.ef_cast(x, e, np.empty(4999, np.float16))
+
+
 # ------------------------------------------------ checkpoints across languages
 # tests/vectors/state/*.state.hex: blobs of fixed scenarios, written by this
 # file (GW_WRITE_VECTORS=1) and checked byte for byte by every binding (the

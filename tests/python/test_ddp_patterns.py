@@ -1,5 +1,6 @@
 """PyTorch's own communication-hook test patterns on gradwire's DDP hook, for
-2, 3 and 4 processes (gloo on 127.0.0.1): parity with DDP's average, the
+2, 3 and 4 processes (gloo on 127.0.0.1): parity with DDP's average and (the
+fp16 / bf16 casts) with torch's own compress hooks, the
 mass every method keeps (error feedback loses nothing, also for parameters
 no rank used under find_unused_parameters), no_sync with a frozen parameter
 and tiny buckets, static_graph and gradient_as_bucket_view, join() with
@@ -25,11 +26,14 @@ sys.path.insert(0, os.path.dirname(__file__))
 from test_ddp import free_port  # noqa: E402
 
 HERE = os.path.dirname(__file__)
-COMPRESSED = ["ef", "topk", "fp16", "efsignsgd", "lags", "randomk", "cltk"]
+COMPRESSED = ["ef", "topk", "fp16", "bf16", "efsignsgd", "lags", "randomk", "cltk"]
 EVERY = ["allreduce"] + COMPRESSED
-# Where gloo's all_reduce sums (allreduce, randomk, cltk) its order depends on
-# the buckets; elsewhere the hook's arithmetic is gradwire's own, bit for bit.
-SUMMED_BY_GLOO = ("allreduce", "randomk", "cltk", "plain")
+# Where gloo's all_reduce sums (allreduce, randomk, cltk, the 16-bit casts fp16
+# and bf16) its order depends on the buckets; elsewhere the hook's arithmetic is
+# gradwire's own, bit for bit.
+SUMMED_BY_GLOO = ("allreduce", "randomk", "cltk", "fp16", "bf16", "plain")
+# The 16-bit sums: another order is a rounding of the cast apart (lr 0.1, 3 steps).
+CAST_TOL = {"fp16": dict(rtol=1e-3, atol=1e-4), "bf16": dict(rtol=8e-3, atol=8e-4)}
 
 
 # GW_DDP_PATTERNS="mass sparse" runs only those checks (the other tests skip).
@@ -64,11 +68,11 @@ def results(job, name):
     return world, [res[name] for res in ranks]
 
 
-def same(a, b, exact):
+def same(a, b, exact, tol=None):
     if exact:
         return all(torch.equal(x, y) for x, y in zip(a, b))
     half = a[0].dtype in (torch.float16, torch.bfloat16)
-    tol = dict(rtol=1e-2, atol=1e-3) if half else dict(rtol=1e-5, atol=1e-6)
+    tol = tol or (dict(rtol=1e-2, atol=1e-3) if half else dict(rtol=1e-5, atol=1e-6))
     return all(torch.allclose(x.float(), y.float(), **tol) for x, y in zip(a, b))
 
 
@@ -82,6 +86,30 @@ def test_parity_with_ddp_average(job):
     for r in ranks:
         assert r["allreduce"] < 1e-6
         assert r["fp16"] < 2e-3  # the first step: the average to fp16 precision
+
+
+def test_cast_matches_torch_compress_hooks(job):
+    """Methods fp16 and bf16 (mode cast) against torch's fp16_compress_hook and
+    bf16_compress_hook; the mass over all steps; a state_dict round trip."""
+    world, ranks = results(job, "cast")
+    for r in ranks:
+        for method, tol in (("fp16", 2 ** -9), ("bf16", 2 ** -6)):
+            m = r[method]
+            assert m["mode"] == "cast" and m["handles"] == 4, m
+            # the first step: torch's op order (cast, divide in 16 bits) rounds twice
+            # where M is not a power of two or the quotient is below float16's normal
+            # range (then by 2^-24 at most per rank); ours once
+            if world in (2, 4):
+                assert m["first_ulps"] <= (0 if method == "bf16" else world), (world, method, m)
+            assert m["first_rel"] < tol / 2 and m["rel"] < tol, (world, method, m)
+            assert m["ef_exact"], (world, method, m)  # e = y - cast(y), bit for bit
+            assert m["mass"] < 1e-6, (world, method, m)  # sent + kept == came in
+            assert m["sum_err"] <= 1.0, (world, method, m)  # the 16-bit sum's roundings
+            assert m["total"] < 1e-6, (world, method, m)  # applied + kept: no more than those
+            assert m["same_blobs"], (world, method, m)
+            assert m["resumed_rel"] == 0.0 if world == 2 else m["resumed_rel"] < tol, \
+                (world, method, m)
+        assert "mode='server'" in r["old_refused"] and r["old_loads"], r
 
 
 def test_mass_is_kept(job):
@@ -139,7 +167,8 @@ def test_static_graph_and_gradient_as_bucket_view(job):
     for method in EVERY:
         for r in ranks:
             for flag in ("static_graph", "gradient_as_bucket_view"):
-                assert same(r[method]["none"], r[method][flag], method not in SUMMED_BY_GLOO), \
+                assert same(r[method]["none"], r[method][flag], method not in SUMMED_BY_GLOO,
+                            CAST_TOL.get(method)), \
                     (world, method, flag)
         replicas_agree(ranks, method, lambda r, m: r[m]["none"])
 
@@ -250,6 +279,50 @@ def test_unsupported_dtype_refused_at_construction():
 def test_untrained_preset_refused_by_name():
     with pytest.raises(ValueError, match="method='topk' or 'cltk'"):
         gw.ddp.GradwireState(torch.nn.Linear(2, 2), method="randomk")
+
+
+def test_cast_residuals_reshard_keeping_the_mass():
+    """Mode cast's residuals (units of gradient / M) re-shard to any world size:
+    what the job owes (the sum over the ranks) is kept; at the same size a
+    rank's own state comes back."""
+    import numpy as np
+    from gradwire.ddp import reshard
+    from gradwire.ddp.modes.cast import Residual, parse
+    rng = np.random.default_rng(5)
+    n = 7
+    for M in range(1, 6):
+        owed = np.zeros(n)
+        states = []
+        for r in range(M):
+            res = Residual(n)
+            res.e.copy_(torch.from_numpy(rng.standard_normal(n).astype(np.float32)))
+            res.lr = 0.1
+            owed += res.residual()
+            states.append({"format": 1, "method": "fp16", "mode": "cast",
+                           "codec": ("fp16", {}), "world": (M, r), "steps": 3, "lr": 1.0,
+                           "handles": {("r", 0): res.save()}, "momentum": {}, "policy": None})
+        for M2 in range(1, 6):
+            after = np.zeros(n)
+            for r in range(M2):
+                sd = reshard(states, (M2, r))
+                k, lr, e = parse(sd["handles"][("r", 0)])
+                assert k == n and lr == 0.1
+                after += e
+                if M2 == M:
+                    assert sd["handles"] == states[r]["handles"]
+            np.testing.assert_allclose(after, owed, rtol=1e-6, atol=1e-6, err_msg=f"{M}->{M2}")
+    with pytest.raises(ValueError, match="cast residual"):
+        parse(b"GWCR" + bytes(30))
+
+
+def test_cast_mode_options_and_old_fp16_checkpoints():
+    """mode cast takes fp16 or bf16 and no worker momentum; a state of the old
+    method fp16 (server mode) loads into GradwireState(..., mode='server')."""
+    model = torch.nn.Linear(2, 2)
+    with pytest.raises(ValueError, match="'fp16' or 'bf16'"):
+        gw.ddp.GradwireState(model, mode="cast", codec="topk")
+    with pytest.raises(ValueError, match="no worker momentum"):
+        gw.ddp.GradwireState(model, method="fp16", momentum="nesterov", mu=0.9)
 
 
 def test_config_options():

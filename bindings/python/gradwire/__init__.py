@@ -38,6 +38,7 @@ __all__ = [
     "decode_accumulate", "decode_accumulate_many", "inspect", "frame_size", "tag", "shard_range", "codecs",
     "reshard", "DEFAULT_MAX_ELEMENTS", "bundle_frames", "compression_ratio", "contraction", "crc32c",
     "gather", "index_frame_indices", "index_overlap", "randk_indices", "scaled_sign_phi", "scatter_add",
+    "ef_cast",
 ]
 
 
@@ -394,6 +395,36 @@ def scatter_add(values: Any, idx: Any, acc: Any, alpha: float = 1.0) -> None:
     """acc[idx] += alpha * values, in place (acc: float32 array or tensor)."""
     _n.scatter_add(f32_in(values, "values"), u32_in(idx, "idx"), alpha,
                    _writable_f32(acc, "acc"))
+
+
+def ef_cast(x: Any, e: Any, out: Any, alpha: float = 1.0, *, dtype: Any = None) -> int:
+    """One pass of a 16-bit all-reduce with error feedback (gw_ef_cast), in place:
+    y = e + alpha * x in float32, out = y as float16 or bfloat16 (rounded to nearest
+    even, saturated at the format's largest finite value), e = y - out, so out + e is
+    what came in. x, e: float32; out: a float16 or bfloat16 tensor, a float16 array, or
+    a uint16 array with dtype="bf16". Returns how many y were NaN or Inf (they go out
+    as they are and leave their e). The GIL is released while it runs."""
+    from ._buffers import _is_tensor, _tensor_view
+    code = None if dtype is None else dtype_code(dtype)
+    if _is_tensor(out):
+        own = dtype_code(out.dtype)
+        if code is not None and code != own:
+            raise TypeError(f"out: holds {out.dtype} but dtype={dtype!r} was given")
+        code = own
+        out = _tensor_view(out, "out")
+    elif isinstance(out, np.ndarray):
+        if out.dtype == np.float16:
+            code = code if code is not None else _n.GW_DTYPE_F16
+        elif out.dtype not in (np.uint16, np.int16) or code is None:
+            raise TypeError("out: a float16 array, or 16-bit integers with dtype='bf16'")
+    else:
+        raise TypeError(f"out: expected a numpy array or torch CPU tensor, got "
+                        f"{type(out).__name__}")
+    if code not in (_n.GW_DTYPE_F16, _n.GW_DTYPE_BF16):
+        raise TypeError("out: ef_cast writes float16 or bfloat16")
+    if not out.flags.c_contiguous or not out.flags.writeable:
+        raise ValueError("out: must be a writable C-contiguous array")
+    return _n.ef_cast(f32_in(x, "x"), alpha, _writable_f32(e, "e"), code, out)
 
 
 def index_frame_indices(frame: Any) -> np.ndarray:

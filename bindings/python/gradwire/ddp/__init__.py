@@ -12,6 +12,9 @@ bit-identically. Each rank keeps and checkpoints its own state.
 
 Modes (docs/distributed.md for what each collective carries):
   allreduce  full precision: torch's all_reduce of the bucket, averaged
+  cast       methods fp16 / bf16: torch's fp16 (bf16) compress hook with error
+             feedback: y = residual + bucket / M, cast to 16 bits (the rounding
+             kept), ONE all_reduce(SUM) of the 16-bit bucket, cast back
   server     two-way compression through a sharded server: rank j serves
              slice j of every parameter (gw_shard_range). Worker frames go
              all-to-all to their slice's owner, the owner averages them with
@@ -40,7 +43,8 @@ The hook returns at once a future of the bucket's update direction (a
 gradient-like average); the state's own thread compresses, exchanges and
 decodes while backward goes on (gradwire's native calls release the GIL),
 collectives issued with async_op=True in bucket order; a step of plain
-all-reduces only issues them from the hook, as DDP's own hook does. The optimizer applies
+all-reduces only issues them from the hook, as DDP's own hook does, and so
+does mode cast (modes.DIRECT) where nothing needs the thread. The optimizer applies
 the learning rate. Give it to the state (optimizer=opt): its momentum then
 runs on each rank's gradient before compression, where error feedback needs
 it (an optimizer's momentum after the exchange re-applies the residuals'

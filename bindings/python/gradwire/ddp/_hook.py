@@ -9,7 +9,7 @@ from .._torch import dist, torch
 from ._optim import hand_back
 from ._policy import Timer, drop, held_back
 from ._state import GradwireState
-from .modes import MODES
+from .modes import DIRECT, MODES
 
 Layout = List[Tuple[int, int, int]]  # (pid, offset, numel) in the bucket's flat buffer
 
@@ -63,10 +63,14 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
             hand_back(state._moment, state._optimizer, state._pid, state.comm)
     dense_step = (state.mode == "allreduce" or state.steps <= state.start_step
                   or phase in ("warm", "dense") or state._dense_decided)
+    # A mode that runs on this thread (modes.DIRECT), where nothing needs the
+    # exchange thread: every bucket of the step goes this way, as DDP's own.
+    direct = (not dense_step and state.mode in DIRECT and phase is None
+              and not state._track_use)
     if buf.layout != torch.strided:
         # Sparse gradients (nn.Embedding(sparse=True)), alone in their bucket:
         # averaged by a plain all_reduce, never compressed.
-        if dense_step:
+        if dense_step or direct:
             return state.comm.sparse_mean(buf)
         return state.engine.submit(lambda: state.comm.sparse_mean(buf).wait())
     layout = _layout(state, bucket)
@@ -84,6 +88,8 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
         # Warm-up (start_step), the policy's dense probe, or method allreduce:
         # no state touched (residuals start at zero).
         return _all_reduce_now(state, buf, layout, phase)
+    if direct:
+        return DIRECT[mode](state, buf, _directions(state, buf.reshape(-1), layout), layout)
     fut = state.engine.submit(lambda: _timed(state, buf, layout, mode, used, phase))
     if bucket.is_last():
         # Right after the last bucket's hook DDP issues collectives of its own

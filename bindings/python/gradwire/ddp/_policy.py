@@ -16,7 +16,8 @@ timings do not add up when both ways share the processors and the link.
 
 A bucket that goes dense hands over what it held back: at its first dense
 step each rank adds its error-feedback residuals (in gradient units, the
-server's slice residual counted M times since the server averages) to its
+server's slice residual counted M times since the server averages, a cast
+residual M times since it is kept in units of gradient / M) to its
 gradient before the all-reduce, and the handles are dropped, so no mass is
 lost and none is left behind. The optimizer's momentum, when taken over,
 goes on running in the hook for dense buckets, until every bucket is dense
@@ -109,6 +110,8 @@ def held_back(state, pid: int, n: int) -> Optional[torch.Tensor]:
             state.server(pid, n, shard_range(n, M, r))
         elif key[0] == "l":
             state.lags_layer(pid, n)
+        elif key[0] == "r":
+            state.cast_residual(pid, n)
         else:
             state.cltk(pid, n)
     k = torch.zeros(n, dtype=torch.float32)
@@ -130,6 +133,9 @@ def held_back(state, pid: int, n: int) -> Optional[torch.Tensor]:
     if ("c", pid) in h:  # CLT-k's memory is lr-scaled too
         k += torch.from_numpy(h[("c", pid)].memory()) / lr
         found = True
+    if ("r", pid) in h:  # a cast residual is in units of what is sent: gradient / M
+        k += M * torch.from_numpy(h[("r", pid)].residual())
+        found = True
     return k if found else None
 
 
@@ -139,3 +145,4 @@ def drop(state, pid: int) -> None:
         state._handles.pop(key).close()
     for key in [k for k in state._blobs if k[1] == pid]:
         del state._blobs[key]
+    state._cast_buffers.clear()  # mode "cast": bucket buffers holding views of them

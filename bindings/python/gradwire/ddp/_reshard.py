@@ -3,7 +3,9 @@
 
 Each handle's blobs go through gw_reshard (gradwire.reshard): worker
 residuals, LAGS residuals and CLT-k memories become the mean over the M
-ranks, server slices are cut and joined at gw_shard_range of M'. In server
+ranks, server slices are cut and joined at gw_shard_range of M'. Mode
+"cast" keeps its residuals in units of what a rank sends (gradient / M):
+each new rank's is the old ranks' sum / M' (cast.reshard_blobs). In server
 mode a rank holds one worker per slice j of M: they are the pieces of its
 whole residual, at offsets shard_range(n, M, j).start. The hook's own
 momentum (an optimizer's, moved in) becomes the mean over the ranks too: the
@@ -17,6 +19,7 @@ from typing import Any, Dict, List, Sequence, Tuple
 
 from .._torch import torch
 from .. import reshard as reshard_blobs, shard_range
+from .modes import cast
 
 
 def _length(blob: bytes) -> int:
@@ -93,6 +96,9 @@ def reshard(states: Sequence[Dict[str, Any]], world: Tuple[int, int]) -> Dict[st
             continue
         for k in mine:  # whole-tensor handles: worker (pid, 0), LAGS layer, CLT-k
             blobs = [sd["handles"][k] for sd in old]
+            if k[0] == "r":  # mode "cast": residuals in gradient / M, summed / M'
+                handles[k] = cast.reshard_blobs(blobs, M2)
+                continue
             handles[k] = reshard_blobs(blobs, range(M), workers_in=M, workers_out=M2,
                                        rank=rank, length=_length(blobs[0]))
     momentum: Dict[int, torch.Tensor] = {}

@@ -15,6 +15,7 @@ from ._optim import ADAM_FAMILY, Guard, Momentum, refusal, take_over
 from ._policy import NeverSlower, held_back
 from ._reshard import reshard
 from .modes import METHODS, MODES, REFUSED
+from .modes.cast import DTYPES as CAST_CODECS, Residual
 
 # Parameter dtypes the compressed modes take (float64 is compressed in float32).
 DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
@@ -48,6 +49,13 @@ class GradwireState:
                                                  else CodecSpec(codec))
         if self.mode != "allreduce" and self.codec is None:
             raise ValueError(f"mode {self.mode!r} needs a codec")
+        if self.mode == "cast":
+            if self.codec.name not in CAST_CODECS or self.codec != CodecSpec(self.codec.name):
+                raise ValueError(f"mode 'cast' casts to codec 'fp16' or 'bf16' (no parameters), "
+                                 f"not {self.codec}")
+            if momentum != "none":
+                raise ValueError("mode 'cast' has no worker momentum: give the optimizer its "
+                                 "momentum (it stays there, as with torch's fp16 hook)")
         if optimizer is not None and momentum != "none":
             raise ValueError("give either optimizer= (its momentum moves into the hook) or "
                              "momentum= (the workers' own), not both")
@@ -87,6 +95,7 @@ class GradwireState:
         self._lrs: Dict[int, float] = {}
         self._guard: Optional[Guard] = None
         self.engine = Engine()
+        self._cast_buffers: Dict[Tuple, Any] = {}  # mode "cast": per bucket layout
 
     @classmethod
     def from_config(cls, model: torch.nn.Module, config: Union[Dict[str, Any], str], *,
@@ -152,8 +161,10 @@ class GradwireState:
             if why is not None and self.check_optimizer and isinstance(optimizer, ADAM_FAMILY):
                 raise ValueError(why)
             self._optimizer = optimizer
+            # Full precision and the float casts leave momentum in the optimizer
+            # (after an exact or near-exact average it is the same arithmetic).
             self._group_of = take_over(optimizer, self._pid, self._moment,
-                                       move=self.mode != "allreduce")
+                                       move=self.mode not in ("allreduce", "cast"))
             self._read_lrs()
         if self._guard is not None:
             self._guard.remove()
@@ -217,7 +228,13 @@ class GradwireState:
         if not isinstance(sd, dict) or sd.get("format") != 1:
             raise ValueError("not a gradwire DDP hook state (format 1)")
         if sd["mode"] != self.mode:
-            raise ValueError(f"state of mode {sd['mode']} cannot load into mode {self.mode}")
+            hint = ""
+            if sd["codec"] is not None:
+                hint = (f": make the state with GradwireState(model, mode={sd['mode']!r}, "
+                        f"codec={sd['codec'][0]!r}, ...) to resume it (method 'fp16' was mode "
+                        "'server' before mode 'cast')")
+            raise ValueError(f"state of mode {sd['mode']} cannot load into mode {self.mode}"
+                             + hint)
         if tuple(sd["world"]) != tuple(self._world):
             size, rank = sd["world"]
             raise ValueError(
@@ -230,6 +247,7 @@ class GradwireState:
         for h in self._handles.values():
             h.close()
         self._handles, self._blobs = {}, dict(sd["handles"])
+        self._cast_buffers.clear()
         self.steps, self.lr = sd["steps"], sd["lr"]
         self._moment.load_state_dict(sd.get("momentum", {}))  # none before momentum moved in
         if self.policy is not None and sd.get("policy") is not None:
@@ -237,7 +255,8 @@ class GradwireState:
 
     def __getstate__(self) -> Dict[str, Any]:
         bound = ("_handles", "_blobs", "_pid", "_numel", "comm", "process_group", "_use_hooks",
-                 "_used", "_track_use", "_optimizer", "_group_of", "_lrs", "_guard", "engine")
+                 "_used", "_track_use", "_optimizer", "_group_of", "_lrs", "_guard", "engine",
+                 "_cast_buffers")
         d = {k: v for k, v in self.__dict__.items() if k not in bound}
         d["_saved"] = self.state_dict()
         return d
@@ -283,6 +302,9 @@ class GradwireState:
     def lags_layer(self, pid: int, n: int) -> LagsLayer:
         return self.handle(("l", pid), lambda: LagsLayer(n, self.codec, tensor=pid,
                                                          seed=self.seed))
+
+    def cast_residual(self, pid: int, n: int) -> Residual:
+        return self.handle(("r", pid), lambda: Residual(n))
 
     def cltk(self, pid: int, n: int) -> Cltk:
         M, r = self.comm.size, self.comm.rank

@@ -7,13 +7,19 @@ frames with `state.comm` (collectives returning futures) and writes the
 group's average update into `bucket.out` (float32, zeros). Every rank calls
 it with the same layout, so collectives match across ranks.
 
+A mode may also have an `issue(state, buf, flat, layout)` (DIRECT): the hook
+then calls it on the autograd thread, as torch's own hooks run, in the steps
+that need nothing of the exchange thread (no policy probing or decision, no
+find_unused_parameters flags): it issues the bucket's collectives with
+async_op=True and returns a future of the averaged bucket.
+
 Adding a mode: a module with `exchange`, a line in MODES, and the methods
 that name it in METHODS.
 """
 
 from typing import Any, Callable, Dict
 
-from . import allgather, allreduce, cltk, randomk, server
+from . import allgather, allreduce, cast, cltk, randomk, server
 
 MODES: Dict[str, Callable[[Any, Any], None]] = {
     "allreduce": allreduce.exchange,
@@ -22,16 +28,26 @@ MODES: Dict[str, Callable[[Any, Any], None]] = {
     "lags": allgather.exchange,
     "randomk": randomk.exchange,
     "cltk": cltk.exchange,
+    "cast": cast.exchange,
+}
+
+# Modes the hook may run on the autograd thread (see above).
+DIRECT: Dict[str, Callable[..., Any]] = {
+    "cast": cast.issue,
 }
 
 # Named methods: mode plus codec. Any codec works with mode "server" or
-# "allgather" by name (GradwireState(model, mode="server", codec="fp16")).
+# "allgather" by name (GradwireState(model, mode="server", codec="fp16"): what
+# method "fp16" was before mode "cast", and how its checkpoints still load);
+# mode "cast" takes codec "fp16" or "bf16".
 METHODS: Dict[str, Dict[str, Any]] = {
     "allreduce": dict(mode="allreduce"),
     # dist-EF-blockSGDM: one scale per 256 elements (one per tensor slice trains poorly here).
     "ef": dict(mode="server", codec=("scaled_sign", {"block_size": 256})),
     "topk": dict(mode="server", codec=("topk", {"density_ppm": 10000})),
-    "fp16": dict(mode="server", codec=("fp16", {})),
+    # torch's fp16_compress_hook with error feedback: one float16 all_reduce
+    "fp16": dict(mode="cast", codec=("fp16", {})),
+    "bf16": dict(mode="cast", codec=("bf16", {})),
     "efsignsgd": dict(mode="allgather", codec=("scaled_sign", {"block_size": 256})),
     "lags": dict(mode="lags", codec=("topk", {"density_ppm": 1000})),
     "randomk": dict(mode="randomk", codec=("randomk", {"density_ppm": 10000})),
