@@ -202,6 +202,49 @@ TEST(Codecs, HalfPrecisionKnownValues) {
 // gw_ef_cast (the DDP hook's 16-bit all-reduce): y = e + alpha * x, out = the
 // fp16 / bf16 codec's cast of y, e = y - out, the same bits on every target and
 // tile boundary; NaN / Inf go out as they are and leave e; argument checks.
+// The DDP cast mode's worker count enters gw_ef_cast only as alpha = 1/M: for
+// every M from 1 to 16 and every rank, what a rank sends (the decoded cast)
+// plus what it keeps (its new residual) is exactly what came in, y = e + x/M,
+// over several steps with the residual carried.
+TEST(Codecs, EfCastKeepsTheMassForEveryWorkerCount) {
+    const size_t n = 4099;
+    for (gw_dtype dt : {GW_DTYPE_F16, GW_DTYPE_BF16}) {
+        for (uint32_t workers = 1; workers <= 16; ++workers) {
+            SCOPED_TRACE("M=" + std::to_string(workers) + " dtype=" + std::to_string(dt));
+            const float alpha = 1.0f / static_cast<float>(workers);
+            for (uint32_t rank = 0; rank < workers; ++rank) {
+                Vec e(n, 0.0f);
+                std::vector<uint16_t> out(n);
+                for (uint32_t step = 0; step < 3; ++step) {
+                    const Vec x = gwtest::random_floats(n, 1000 * workers + 10 * rank + step,
+                                                        step == 2 ? 7e4f : 1.0f);
+                    Vec y(n);
+                    for (size_t i = 0; i < n; ++i) {
+                        const float t = alpha * x[i];
+                        y[i] = e[i] + t;
+                    }
+                    uint64_t bad = 99;
+                    ASSERT_EQ(gw_ef_cast(x.data(), n, alpha, e.data(), dt, out.data(), &bad),
+                              GW_OK);
+                    ASSERT_EQ(bad, 0u);
+                    for (size_t i = 0; i < n; ++i) {
+                        const float h = dt == GW_DTYPE_F16 ? gw::ref::f16_to_f32(out[i])
+                                                           : gw::ref::bf16_to_f32(out[i]);
+                        // Sent plus kept: exact where the cast did not saturate
+                        // (then e = y - h is exact); a saturated fp16 value keeps
+                        // the excess, rounded once.
+                        if (std::fabs(y[i]) <= 65504.0f || dt == GW_DTYPE_BF16)
+                            ASSERT_EQ(h + e[i], y[i])
+                                << "rank " << rank << " step " << step << " i " << i;
+                        else
+                            ASSERT_EQ(e[i], y[i] - h) << "rank " << rank << " step " << step;
+                    }
+                }
+            }
+        }
+    }
+}
+
 TEST(Codecs, EfCastIsTheHalfCodecWithItsResidual) {
     const float alpha = 1.0f / 3;
     auto bits = [](float v) {
