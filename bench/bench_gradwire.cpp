@@ -254,7 +254,8 @@ void selections() {
             auto idx = std::make_shared<Buf<uint32_t>>(alloc<uint32_t>(sh.total()));
             auto s = std::make_shared<Buf<uint8_t>>(alloc<uint8_t>(gw::kern::kTopkScratchBytes));
             return [=] {
-                benchmark::DoNotOptimize(gw::chunks::select(x->get(), n, sh, idx->get(), s->get()));
+                benchmark::DoNotOptimize(
+                    gw::chunks::select(T(), x->get(), n, sh, idx->get(), s->get()));
             };
         });
 }

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Install what is missing, build, and run every test:
-#   1. g++ build: unit, ABI, install and fuzz-replay suites, quick demo, MPI demo,
+#   1. g++ build (the benchmarks too, compiled, not run): unit, ABI, install and
+#      fuzz-replay suites, quick demo, MPI demo,
 #      Python (pytest: binding, DDP hook on 2-4 processes, FSDP2; wheel + README
 #      examples) and Java (Maven + JUnit 5) bindings
 #   2. clang++ build with AddressSanitizer + UndefinedBehaviorSanitizer: the same suites
@@ -10,6 +11,7 @@
 # Ends with one line "N passed, N failed" (gtest cases counted one by one).
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"
 ensure_packages "${BASE_PACKAGES[@]}" clang libfuzzer-14-dev libclang-rt-14-dev binutils python3 iproute2 python3-matplotlib \
+    libbenchmark-dev \
     openmpi-bin libopenmpi-dev swig openjdk-17-jdk-headless maven
 ensure_venv
 FUZZ_SECONDS=${FUZZ_SECONDS:-60}
