@@ -304,6 +304,43 @@ TEST(Frame, InvalidPayloadWithValidChecksum) {
     }
 }
 
+// Large 16-bit frames are encoded and checked tile by tile, their payload's
+// CRC joined with the header's (codec_half.cpp): the frames are the ones a
+// whole-frame CRC gives, a flipped bit anywhere is still a checksum error
+// (also with a non-finite value elsewhere), a non-finite value with a valid
+// CRC still the payload's, and a non-finite input in the last tile refused.
+TEST(Frame, LargeHalfFramesFuseTheirChecksAndCrc) {
+    for (gw_codec_id id : {GW_CODEC_FP16, GW_CODEC_BF16})
+        for (size_t n : {size_t(16383), size_t(16384), size_t(40000 + 3)}) {
+            const std::vector<float> x = random_floats(n, 11);
+            const auto good = gwtest::encode(codec(id), x, 0);
+            auto recomputed = good;
+            refresh_crc(recomputed);
+            EXPECT_EQ(recomputed, good) << "n=" << n;
+            const size_t po = payload_offset(good);
+            for (size_t at : {po, po + n, good.size() - 5, size_t(9)}) {
+                auto f = good;
+                f[at] ^= 0x10;
+                EXPECT_NE(decode_status(f, n), GW_OK) << "n=" << n << " byte " << at;
+                if (at >= po) expect_rejected(f, GW_ERR_FRAME_CHECKSUM, n);
+            }
+            const uint16_t inf = id == GW_CODEC_FP16 ? 0x7C00 : 0x7F80;
+            auto f = good;
+            gwtest::put_le(&f[po + 2 * (n - 1)], inf);
+            refresh_crc(f);
+            expect_rejected(f, GW_ERR_FRAME_PAYLOAD, n);
+            f[po] ^= 1;  // and a corrupted byte: the checksum speaks first
+            expect_rejected(f, GW_ERR_FRAME_CHECKSUM, n);
+            std::vector<float> bad = x;
+            bad[n - 2] = INFINITY;
+            std::vector<uint8_t> out(good.size());
+            size_t written = 0;
+            EXPECT_EQ(gw_encode(codec(id), nullptr, bad.data(), GW_DTYPE_F32, n, out.data(),
+                                out.size(), &written),
+                      GW_ERR_NONFINITE);
+        }
+}
+
 // Defect: a scaled-sign block with scale 0 but sign bits set was accepted and
 // decoded to -0.0, so re-encoding gave other bytes. This is the reported
 // format-1 reproducer; its format-2 twin is rejected the same way.

@@ -76,12 +76,22 @@ struct CodecParams {
 // (seed, step, tensor); the kernels and the scratch (working memory) are the
 // caller's context's. Every other entry point that computes takes the
 // kernel table as its first argument.
+// The CRC32C of a payload, when a codec computed it while writing or
+// checking the payload (tile by tile, in cache), so the frame layer need not
+// read the payload again.
+struct PayloadCrc {
+    bool known = false;
+    uint32_t value = 0;
+};
+
 struct EncodeCtx {
     uint64_t seed = 0;
     uint64_t step = 0;
     uint32_t tensor = 0;
     const kern::Table* k = nullptr;
     Scratch* scratch = nullptr;
+    // Optional: a codec may store its payload's CRC here (frame::encode asks).
+    PayloadCrc* crc = nullptr;
 };
 inline EncodeCtx encode_ctx(Context& cx, uint64_t seed, uint64_t step, uint32_t tensor) {
     return EncodeCtx{seed, step, tensor, &cx.k(), &cx.codec};
@@ -133,6 +143,11 @@ struct Codec {
     gw_status (*check)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
                        uint64_t len, uint64_t n) = nullptr;
     // On a checked payload: out = decoded; acc += alpha * decoded.
+    // Optional (null: check, then the frame layer's CRC pass): check and
+    // the payload's CRC32C in one pass. The CRC covers all `len` bytes
+    // whatever the check finds, so a corrupted frame is reported as such.
+    gw_status (*check_crc)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                           uint64_t len, uint64_t n, uint32_t* crc) = nullptr;
     void (*decode)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
                    uint64_t len, uint64_t n, float* out) = nullptr;
     void (*accumulate)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
@@ -166,6 +181,7 @@ void codec_descriptor_lacks_an_entry_point();
 //           .entries(max_payload, encode, check, decode, accumulate)
 //           .validate(validate)                    // optional
 //           .ranges(accumulate_range, sign_range)  // optional, either may be null
+//           .check_crc(check_crc)                  // optional
 //           .caps(kCapStochastic);                 // optional
 //
 // The entries have distinct types, so they cannot be passed in the wrong order.
@@ -204,6 +220,11 @@ class CodecDef {
         CodecDef d = *this;
         d.c_.accumulate_range = accumulate_range;
         d.c_.sign_range = sign_range;
+        return d;
+    }
+    constexpr CodecDef check_crc(decltype(Codec::check_crc) check_crc) const {
+        CodecDef d = *this;
+        d.c_.check_crc = check_crc;
         return d;
     }
     constexpr CodecDef caps(uint32_t caps) const {

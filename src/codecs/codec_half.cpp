@@ -22,15 +22,48 @@ void accumulate(const kern::Table& kt, const CodecParams&, const uint8_t* payloa
         kt.bf16_accumulate(payload, alpha, acc, n);
 }
 
+// Large arrays go tile by tile: the conversion checks finiteness as it reads
+// x, and the CRC reads the tile's output while it is in L1, instead of three
+// passes over memory.
+// Below kFuse elements the passes are in cache anyway and the frame layer's
+// CRC costs less than joining CRCs.
+constexpr uint64_t kTile = 4096;
+constexpr uint64_t kFuse = 16384;
+
 template <gw_codec_id Id>
-gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
-                 uint8_t* payload, uint64_t* len, float* residual) {
-    const kern::Table& kt = *ctx.k;
-    if (!kt.all_finite(x, n)) return GW_ERR_NONFINITE;
+void convert(const kern::Table& kt, const float* x, uint8_t* payload, uint64_t n) {
     if (Id == GW_CODEC_FP16)
         kt.f32_to_f16(x, payload, n);
     else
         kt.f32_to_bf16(x, payload, n);
+}
+
+template <gw_codec_id Id>
+bool payload_finite(const kern::Table& kt, const uint8_t* payload, uint64_t n) {
+    return Id == GW_CODEC_FP16 ? kt.f16_all_finite(payload, n) : kt.bf16_all_finite(payload, n);
+}
+
+template <gw_codec_id Id>
+gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
+                 uint8_t* payload, uint64_t* len, float* residual) {
+    const kern::Table& kt = *ctx.k;
+    if (ctx.crc && n >= kFuse) {
+        // Nothing is kept on failure: the caller's frame buffer is scratch
+        // until GW_OK (the CRC is the caller's to use only then).
+        uint32_t crc = 0;
+        for (uint64_t i = 0; i < n; i += kTile) {
+            const uint64_t t = n - i < kTile ? n - i : kTile;
+            const bool finite = Id == GW_CODEC_FP16
+                                    ? kt.f16_encode_finite(x + i, payload + 2 * i, t)
+                                    : kt.bf16_encode_finite(x + i, payload + 2 * i, t);
+            if (!finite) return GW_ERR_NONFINITE;
+            crc = kt.crc32c(crc, payload + 2 * i, 2 * t);
+        }
+        *ctx.crc = PayloadCrc{true, crc};
+    } else {
+        if (!kt.all_finite(x, n)) return GW_ERR_NONFINITE;
+        convert<Id>(kt, x, payload, n);
+    }
     *len = n * 2;
     if (residual) generic_residual(kt, p, x, n, payload, *len, residual);
     return GW_OK;
@@ -40,8 +73,25 @@ template <gw_codec_id Id>
 gw_status check(const kern::Table& kt, const CodecParams&, const uint8_t* payload, uint64_t len,
                 uint64_t n) {
     if (len != n * 2) return GW_ERR_FRAME_LENGTH;
-    const bool ok =
-        Id == GW_CODEC_FP16 ? kt.f16_all_finite(payload, n) : kt.bf16_all_finite(payload, n);
+    return payload_finite<Id>(kt, payload, n) ? GW_OK : GW_ERR_FRAME_PAYLOAD;
+}
+
+// The check and the CRC tile by tile (one read of the payload, not two).
+template <gw_codec_id Id>
+gw_status check_crc(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                    uint64_t len, uint64_t n, uint32_t* crc) {
+    if (len != n * 2 || n < kFuse) {
+        *crc = kt.crc32c(0, payload, static_cast<size_t>(len));
+        return check<Id>(kt, p, payload, len, n);
+    }
+    uint32_t c = 0;
+    bool ok = true;
+    for (uint64_t i = 0; i < n; i += kTile) {
+        const uint64_t t = n - i < kTile ? n - i : kTile;
+        ok = ok && payload_finite<Id>(kt, payload + 2 * i, t);
+        c = kt.crc32c(c, payload + 2 * i, 2 * t);
+    }
+    *crc = c;
     return ok ? GW_OK : GW_ERR_FRAME_PAYLOAD;
 }
 
@@ -65,7 +115,8 @@ template <gw_codec_id Id>
 constexpr Codec half_codec(const char* name) {
     return CodecDef(Id, name)
         .entries(max_payload, encode<Id>, check<Id>, decode<Id>, accumulate<Id>)
-        .ranges(accumulate_range<Id>, nullptr);
+        .ranges(accumulate_range<Id>, nullptr)
+        .check_crc(check_crc<Id>);
 }
 
 }  // namespace

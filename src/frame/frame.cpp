@@ -8,6 +8,7 @@
 #endif
 
 #include "util/bytes.hpp"
+#include "util/crc_combine.hpp"
 
 namespace gw::frame {
 namespace {
@@ -127,6 +128,20 @@ bool total_size(const Header& h, size_t* total) {
     return true;
 }
 
+gw_status fill_view(const CodecParams& params, const Header& h, const uint8_t* payload,
+                    uint64_t payload_len, size_t total, View* view) {
+    view->params = params;
+    view->format = h.format;
+    view->flags = h.flags;
+    view->tag = h.tag;
+    view->count = h.count;
+    view->payload = payload;
+    view->payload_len = payload_len;
+    view->wire_payload_len = h.payload_len;
+    view->frame_size = total;
+    return GW_OK;
+}
+
 }  // namespace
 
 bool frame_bound(const CodecParams& p, uint64_t n, size_t* size) {
@@ -163,9 +178,20 @@ gw_status open(Context& cx, const void* data, size_t size, bool exact, View* vie
     if (size < total) return GW_ERR_FRAME_TRUNCATED;
     if (exact && size != total) return GW_ERR_FRAME_TRAILING;
     const size_t body = total - kTrailerSize;
-    if (cx.k().crc32c(0, f, body) != load_le<uint32_t>(f + body)) return GW_ERR_FRAME_CHECKSUM;
     const uint8_t* payload = f + h.size + h.params_len;
     uint64_t payload_len = h.payload_len;
+    if (!(h.flags & kFlagZstd) && params.codec->check_crc) {
+        // One pass checks the payload and computes its CRC; the checksum's
+        // verdict still comes first.
+        uint32_t payload_crc = 0;
+        st = params.codec->check_crc(cx.k(), params, payload, payload_len, h.count, &payload_crc);
+        const uint32_t crc =
+            crc32c_combine(cx.k().crc32c(0, f, h.size + h.params_len), payload_crc, payload_len);
+        if (crc != load_le<uint32_t>(f + body)) return GW_ERR_FRAME_CHECKSUM;
+        if (st != GW_OK) return st;
+        return fill_view(params, h, payload, payload_len, total, view);
+    }
+    if (cx.k().crc32c(0, f, body) != load_le<uint32_t>(f + body)) return GW_ERR_FRAME_CHECKSUM;
     if (h.flags & kFlagZstd) {
         // Only codecs that ask for the stage may carry it (one canonical form).
         if (!zstd_enabled(params)) return GW_ERR_FRAME_FLAGS;
@@ -174,20 +200,11 @@ gw_status open(Context& cx, const void* data, size_t size, bool exact, View* vie
     }
     st = params.codec->check(cx.k(), params, payload, payload_len, h.count);
     if (st != GW_OK) return st;
-    view->params = params;
-    view->format = h.format;
-    view->flags = h.flags;
-    view->tag = h.tag;
-    view->count = h.count;
-    view->payload = payload;
-    view->payload_len = payload_len;
-    view->wire_payload_len = h.payload_len;
-    view->frame_size = total;
-    return GW_OK;
+    return fill_view(params, h, payload, payload_len, total, view);
 }
 
 size_t seal(const kern::Table& kt, const CodecParams& p, uint64_t tag, uint64_t n, uint64_t len,
-            uint16_t flags, void* out) {
+            uint16_t flags, void* out, PayloadCrc payload_crc) {
     uint8_t* f = static_cast<uint8_t*>(out);
     const size_t params_len = params_wire_size(p);
     std::memcpy(f, kMagic, 4);
@@ -201,8 +218,12 @@ size_t seal(const kern::Table& kt, const CodecParams& p, uint64_t tag, uint64_t 
     store_le<uint16_t>(f + 34, 0);
     store_le<uint32_t>(f + 36, kt.crc32c(0, f, 36));
     write_params(p, f + kHeaderSize);
-    const size_t body = kHeaderSize + params_len + static_cast<size_t>(len);
-    store_le<uint32_t>(f + body, kt.crc32c(0, f, body));
+    const size_t head = kHeaderSize + params_len;
+    const size_t body = head + static_cast<size_t>(len);
+    const uint32_t crc = payload_crc.known
+                             ? crc32c_combine(kt.crc32c(0, f, head), payload_crc.value, len)
+                             : kt.crc32c(0, f, body);
+    store_le<uint32_t>(f + body, crc);
     return body + kTrailerSize;
 }
 
@@ -214,11 +235,17 @@ gw_status encode(Context& cx, const CodecParams& p, const EncodeCtx& ctx, uint64
     if (capacity < bound) return GW_ERR_BUFFER_TOO_SMALL;
     uint8_t* payload = payload_of(p, out);
     uint64_t len = 0;
-    const gw_status st = p.codec->encode(p, ctx, x, n, payload, &len, residual);
+    PayloadCrc crc;
+    EncodeCtx with_crc = ctx;
+    with_crc.crc = &crc;
+    const gw_status st = p.codec->encode(p, with_crc, x, n, payload, &len, residual);
     if (st != GW_OK) return st;
     uint16_t flags = 0;
-    if (zstd_enabled(p) && len > 0 && zstd_stage(cx, payload, &len)) flags |= kFlagZstd;
-    *written = seal(cx.k(), p, tag, n, len, flags, out);
+    if (zstd_enabled(p) && len > 0 && zstd_stage(cx, payload, &len)) {
+        flags |= kFlagZstd;
+        crc.known = false;  // the CRC covers the staged bytes
+    }
+    *written = seal(cx.k(), p, tag, n, len, flags, out, crc);
     return GW_OK;
 }
 

@@ -75,9 +75,10 @@ inline uint8_t* payload_of(const CodecParams& p, void* out) {
 }
 // Header, parameters and CRCs around a raw payload of `len` bytes already at
 // payload_of(p, out) (for a state machine that writes a codec's payload
-// itself); returns the frame's size.
+// itself); returns the frame's size. A known payload CRC is joined with the
+// header's instead of reading the payload again.
 size_t seal(const kern::Table& kt, const CodecParams& p, uint64_t tag, uint64_t n, uint64_t len,
-            uint16_t flags, void* out);
+            uint16_t flags, void* out, PayloadCrc payload_crc = {});
 
 // Encode x into a frame tagged `tag` (residual as in Codec::encode). Checks
 // capacity against frame_bound first. Fails only before writing anything.

@@ -125,6 +125,17 @@ struct Half<Fmt, ScalarArch> {
     }
 
     static void encode(const float* x, void* out, size_t n) { encode_range(x, ubytes(out), 0, n); }
+    static bool encode_finite_range(const float* x, unsigned char* out, size_t i0, size_t n) {
+        uint32_t bad = 0;
+        for (size_t i = i0; i < n; ++i) {
+            bad |= ((bits_of(x[i]) & 0x7F800000u) + 0x00800000u) & 0x80000000u;
+            store_le16(out + 2 * i, encode1(x[i]));
+        }
+        return bad == 0;
+    }
+    static bool encode_finite(const float* x, void* out, size_t n) {
+        return encode_finite_range(x, ubytes(out), 0, n);
+    }
     static void decode(const void* in, float* out, size_t n) { decode_range(cbytes(in), out, 0, n); }
     static void accumulate(const void* in, float alpha, float* acc, size_t n) {
         accumulate_range(cbytes(in), alpha, acc, 0, n);
@@ -157,6 +168,73 @@ struct Half<Fmt, ScalarArch> {
 };
 
 #if defined(GW_KERN_XSIMD)
+// x86's F16C conversions, for fp16 on the AVX2 and AVX-512 targets (their
+// arch files are compiled with -mf16c and dispatch requires the CPU bit).
+// vcvtps2ph rounds to nearest even as encode1 does once the magnitude is
+// clamped to the largest finite value (which also sends NaN / Inf there, as
+// encode1 does); vcvtph2ps is exact except that it quiets a signalling NaN,
+// so a vector holding any NaN / Inf half decodes by the integer steps.
+template <class Arch>
+struct F16c {
+    static constexpr bool kOn = false;
+};
+#if defined(__F16C__) && defined(__AVX2__) && defined(__x86_64__)
+template <>
+struct F16c<xsimd::avx2> {
+    static constexpr bool kOn = true;
+    static constexpr size_t kLanes = 8;
+    // 8 floats -> 8 halves (encode1's result for every input).
+    static __m128i cvt(__m256 x) {
+        const __m256i f = _mm256_castps_si256(x);
+        const __m256i abs_mask = _mm256_set1_epi32(0x7FFFFFFF);
+        const __m256i a = _mm256_and_si256(f, abs_mask);
+        const __m256i c = _mm256_min_epi32(a, _mm256_set1_epi32(int(Fp16Format::kMaxAsF32)));
+        const __m256 y = _mm256_castsi256_ps(_mm256_or_si256(c, _mm256_andnot_si256(abs_mask, f)));
+        return _mm256_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    }
+    // 8 finite halves -> floats.
+    static __m256 back(__m128i h) { return _mm256_cvtph_ps(h); }
+    static void enc(const float* x, unsigned char* o) {
+        _mm_storeu_si128(reinterpret_cast<__m128i*>(o), cvt(_mm256_loadu_ps(x)));
+    }
+    // 8 halves at p -> floats; false (nothing written) if any is NaN / Inf.
+    static bool dec(const unsigned char* p, __m256& out) {
+        const __m128i h = _mm_loadu_si128(reinterpret_cast<const __m128i*>(p));
+        const __m128i e = _mm_and_si128(h, _mm_set1_epi16(0x7C00));
+        if (!_mm_testz_si128(_mm_cmpeq_epi16(e, _mm_set1_epi16(0x7C00)), _mm_set1_epi16(-1)))
+            return false;
+        out = _mm256_cvtph_ps(h);
+        return true;
+    }
+};
+#endif
+#if defined(__F16C__) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__x86_64__)
+template <>
+struct F16c<xsimd::avx512bw> {
+    static constexpr bool kOn = true;
+    static constexpr size_t kLanes = 16;
+    static __m256i cvt(__m512 x) {
+        const __m512i f = _mm512_castps_si512(x);
+        const __m512i abs_mask = _mm512_set1_epi32(0x7FFFFFFF);
+        const __m512i a = _mm512_and_si512(f, abs_mask);
+        const __m512i c = _mm512_min_epi32(a, _mm512_set1_epi32(int(Fp16Format::kMaxAsF32)));
+        const __m512 y = _mm512_castsi512_ps(_mm512_or_si512(c, _mm512_andnot_si512(abs_mask, f)));
+        return _mm512_cvtps_ph(y, _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+    }
+    static __m512 back(__m256i h) { return _mm512_cvtph_ps(h); }
+    static void enc(const float* x, unsigned char* o) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(o), cvt(_mm512_loadu_ps(x)));
+    }
+    static bool dec(const unsigned char* p, __m512& out) {
+        const __m256i h = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+        const __m256i e = _mm256_and_si256(h, _mm256_set1_epi16(0x7C00));
+        if (_mm256_cmpeq_epi16_mask(e, _mm256_set1_epi16(0x7C00)) != 0) return false;
+        out = _mm512_cvtph_ps(h);
+        return true;
+    }
+};
+#endif
+
 template <class Fmt, class Arch>
 struct Half : VecBase<Arch> {
     using B = VecBase<Arch>;
@@ -204,25 +282,64 @@ struct Half : VecBase<Arch> {
         }
     }
 
+    static constexpr bool kHw = F16c<Arch>::kOn && Fmt::kOwnSubnormals;
+
     static void encode(const float* x, void* out, size_t n) {
         unsigned char* o = ubytes(out);
         size_t i = 0;
-        for (; i + 2 * W <= n; i += 2 * W)
-            O::store_u16x2(enc(loadf(x + i)), enc(loadf(x + i + W)), o + 2 * i);
+        if constexpr (kHw) {
+            constexpr size_t L = F16c<Arch>::kLanes;
+            for (; i + 2 * L <= n; i += 2 * L) {
+                F16c<Arch>::enc(x + i, o + 2 * i);
+                F16c<Arch>::enc(x + i + L, o + 2 * (i + L));
+            }
+        } else {
+            for (; i + 2 * W <= n; i += 2 * W)
+                O::store_u16x2(enc(loadf(x + i)), enc(loadf(x + i + W)), o + 2 * i);
+        }
         S::encode_range(x, o, i, n);
+    }
+    static bool encode_finite(const float* x, void* out, size_t n) {
+        unsigned char* o = ubytes(out);
+        // (exponent bits + one exponent unit) sets bit 31 iff they are all ones.
+        const I expo(0x7F800000), unit(0x00800000);
+        I bad(0);
+        size_t i = 0;
+        for (; i + 2 * W <= n; i += 2 * W) {
+            const F x0 = loadf(x + i), x1 = loadf(x + i + W);
+            bad = bad | ((xsimd::bitwise_cast<I>(x0) & expo) + unit) |
+                  ((xsimd::bitwise_cast<I>(x1) & expo) + unit);
+            if constexpr (kHw) {
+                using C = F16c<Arch>;
+                const auto h0 = C::cvt(x0), h1 = C::cvt(x1);
+                std::memcpy(o + 2 * i, &h0, sizeof h0);
+                std::memcpy(o + 2 * (i + W), &h1, sizeof h1);
+            } else {
+                O::store_u16x2(enc(x0), enc(x1), o + 2 * i);
+            }
+        }
+        const bool tail = S::encode_finite_range(x, o, i, n);
+        return !xsimd::any(bad < I(0)) && tail;
+    }
+    // W halves at p -> floats.
+    static F dec_at(const unsigned char* p) {
+        if constexpr (kHw) {
+            typename F::register_type r;
+            if (F16c<Arch>::dec(p, r)) return F(r);
+        }
+        return dec(O::load_u16(p));
     }
     static void decode(const void* in, float* out, size_t n) {
         const unsigned char* p = cbytes(in);
-        const size_t i = elementwise(n, [&](size_t j) {
-            dec(O::load_u16(p + 2 * j)).store_unaligned(out + j);
-        });
+        const size_t i =
+            elementwise(n, [&](size_t j) { dec_at(p + 2 * j).store_unaligned(out + j); });
         S::decode_range(p, out, i, n);
     }
     static void accumulate(const void* in, float alpha, float* acc, size_t n) {
         const unsigned char* p = cbytes(in);
         const F va(alpha);
         const size_t i = elementwise(n, [&](size_t j) {
-            const F t = va * dec(O::load_u16(p + 2 * j));
+            const F t = va * dec_at(p + 2 * j);
             (loadf(acc + j) + t).store_unaligned(acc + j);
         });
         S::accumulate_range(p, alpha, acc, i, n);
@@ -237,10 +354,19 @@ struct Half : VecBase<Arch> {
             const F y1 = loadf(e + i + W) + va * loadf(x + i + W);
             const I b0 = xsimd::bitwise_cast<I>(y0) & inf, b1 = xsimd::bitwise_cast<I>(y1) & inf;
             if (xsimd::any((b0 == inf) || (b1 == inf))) break;  // the scalar code stops there
-            const I h0 = enc(y0), h1 = enc(y1);
-            O::store_u16x2(h0, h1, o + 2 * i);
-            (y0 - dec(h0)).store_unaligned(e + i);
-            (y1 - dec(h1)).store_unaligned(e + i + W);
+            if constexpr (kHw) {
+                using C = F16c<Arch>;
+                const auto h0 = C::cvt(y0), h1 = C::cvt(y1);
+                std::memcpy(o + 2 * i, &h0, sizeof h0);
+                std::memcpy(o + 2 * (i + W), &h1, sizeof h1);
+                (y0 - F(C::back(h0))).store_unaligned(e + i);
+                (y1 - F(C::back(h1))).store_unaligned(e + i + W);
+            } else {
+                const I h0 = enc(y0), h1 = enc(y1);
+                O::store_u16x2(h0, h1, o + 2 * i);
+                (y0 - dec(h0)).store_unaligned(e + i);
+                (y1 - dec(h1)).store_unaligned(e + i + W);
+            }
         }
         return S::ef_cast_range(x, alpha, e, o, i, n);
     }
@@ -276,6 +402,8 @@ constexpr void half_entries(Table& t) {
     t.f16_all_finite = &F16::all_finite;
     t.f16_ef_cast = &F16::ef_cast;
     t.bf16_ef_cast = &Bf16::ef_cast;
+    t.f16_encode_finite = &F16::encode_finite;
+    t.bf16_encode_finite = &Bf16::encode_finite;
     t.f32_to_bf16 = &Bf16::encode;
     t.bf16_to_f32 = &Bf16::decode;
     t.bf16_accumulate = &Bf16::accumulate;

@@ -124,6 +124,10 @@ struct Table {
     // out do not overlap.
     size_t (*f16_ef_cast)(const float* x, float alpha, float* e, void* out, size_t n);
     size_t (*bf16_ef_cast)(const float* x, float alpha, float* e, void* out, size_t n);
+    // The encoders' output for any x, and whether every x is finite, from one
+    // read of x (the codecs' check and cast in one pass).
+    bool (*f16_encode_finite)(const float* x, void* out, size_t n);
+    bool (*bf16_encode_finite)(const float* x, void* out, size_t n);
 
     // CRC32C (Castagnoli, reflected, poly 0x82F63B78), continuing from `crc`
     // (pass 0 to start; pre/post inversion handled inside).

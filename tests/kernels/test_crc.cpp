@@ -2,6 +2,7 @@
 // bitwise definition in ref_crc.hpp and published check values.
 #include "fixture.hpp"
 #include "ref_crc.hpp"
+#include "util/crc_combine.hpp"
 
 namespace gw::ktest {
 namespace {
@@ -62,6 +63,38 @@ TEST_P(KernelTest, Crc32cSplitsCompose) {
     c = t_->crc32c(c, data.data() + 1000, 30000);
     c = t_->crc32c(c, data.data() + 31000, data.size() - 31000);
     EXPECT_EQ(c, whole);
+}
+
+// crc(A || B) from crc(A), crc(B) and |B|, against the CRC of the whole, for
+// splits at every length class (empty parts, odd lengths, multi-megabyte B).
+TEST(Crc32cCombine, EqualsTheCrcOfTheConcatenation) {
+    const std::vector<uint8_t> data = random_bytes(3000017, 777);
+    for (size_t total : {0, 1, 9, 64, 1000, 65537, 3000017})
+        for (size_t a :
+             {size_t(0), size_t(1), total / 3, total / 2, total > 0 ? total - 1 : 0, total}) {
+            if (a > total) continue;
+            const uint32_t whole = ref::crc32c(0, data.data(), total);
+            const uint32_t ca = ref::crc32c(0, data.data(), a);
+            const uint32_t cb = ref::crc32c(0, data.data() + a, total - a);
+            EXPECT_EQ(gw::crc32c_combine(ca, cb, total - a), whole)
+                << "total=" << total << " split=" << a;
+        }
+    // Lengths beyond 32 bits, where no buffer fits: combining is associative,
+    // (A || Z1) || Z2 = A || (Z1 || Z2), for zero runs of 2^k bytes whose CRCs
+    // come from doubling (crc(Z || Z) = combine(crc Z, crc Z, |Z|)).
+    const uint8_t zero = 0;
+    uint32_t z[40];
+    z[0] = ref::crc32c(0, &zero, 1);
+    for (int k = 1; k < 40; ++k)
+        z[k] = gw::crc32c_combine(z[k - 1], z[k - 1], uint64_t(1) << (k - 1));
+    EXPECT_EQ(z[10], ref::crc32c(0, std::vector<uint8_t>(1024).data(), 1024));
+    for (int i : {3, 31, 32, 33, 38})
+        for (int j : {0, 7, 32, 39}) {
+            const uint64_t ni = uint64_t(1) << i, nj = uint64_t(1) << j;
+            EXPECT_EQ(gw::crc32c_combine(gw::crc32c_combine(0xE3069283u, z[i], ni), z[j], nj),
+                      gw::crc32c_combine(0xE3069283u, gw::crc32c_combine(z[i], z[j], nj), ni + nj))
+                << i << " " << j;
+        }
 }
 
 }  // namespace

@@ -15,11 +15,11 @@ TEST_P(KernelTest, TableIsComplete) {
     EXPECT_EQ(t_->target, GetParam());
     const Table& t = *t_;
     EXPECT_TRUE(t.sum_abs && t.sum_sq && t.all_finite && t.ef_combine && t.momentum_update &&
-                t.sign_pack && t.sign_pack_residual && t.sign_unpack && t.sign_accumulate && t.sign_accumulate_n &&
-                t.axpy && t.f32_to_f16 && t.f16_to_f32 && t.f16_accumulate && t.f16_all_finite &&
-                t.f32_to_bf16 && t.bf16_to_f32 && t.bf16_accumulate && t.bf16_all_finite &&
-                t.f16_ef_cast && t.bf16_ef_cast &&
-                t.crc32c && t.topk_select);
+                t.sign_pack && t.sign_pack_residual && t.sign_unpack && t.sign_accumulate &&
+                t.sign_accumulate_n && t.axpy && t.f32_to_f16 && t.f16_to_f32 && t.f16_accumulate &&
+                t.f16_all_finite && t.f32_to_bf16 && t.bf16_to_f32 && t.bf16_accumulate &&
+                t.bf16_all_finite && t.f16_ef_cast && t.bf16_ef_cast && t.f16_encode_finite &&
+                t.bf16_encode_finite && t.crc32c && t.topk_select);
 }
 
 // ---------------------------------------------------------------------------

@@ -3,6 +3,7 @@
 // all_finite, ef_cast.
 #include "fixture.hpp"
 #include "ref_half.hpp"
+#include "ref_norms.hpp"
 
 namespace gw::ktest {
 namespace {
@@ -94,6 +95,58 @@ TEST_P(KernelTest, F32ToF16RoundingEdges) {
     t_->f32_to_f16(sat, h, 7);
     for (int i = 0; i < 5; ++i) EXPECT_EQ(h[2 * i] | h[2 * i + 1] << 8, 0x7BFF) << sat[i];
     for (int i = 5; i < 7; ++i) EXPECT_EQ(h[2 * i] | h[2 * i + 1] << 8, 0xFBFF) << sat[i];
+}
+
+// A sweep of float bit patterns (every 65521st, and the 2^16 around each
+// boundary of the formats' ranges): normals, subnormals of both formats, the
+// saturation band and Inf, bit for bit against the reference (NaN is outside
+// the encoders' contract: callers check finiteness first).
+TEST_P(KernelTest, HalfEncodeBitPatternSweep) {
+    std::vector<float> x;
+    auto add = [&](uint32_t b) {
+        if ((b & 0x7FFFFFFFu) <= 0x7F800000u) x.push_back(from_bits(b));
+    };
+    for (uint64_t b = 0; b <= 0xFFFFFFFFull; b += 65521) add(uint32_t(b));
+    for (uint32_t centre : {0x33000000u, 0x387FC000u, 0x477FE000u, 0x7F7F0000u, 0x7F800000u})
+        for (uint32_t d = 0; d < 65536; ++d) {
+            add(centre - 32768 + d);
+            add((centre - 32768 + d) | 0x80000000u);
+        }
+    check_encode(*t_, Half::F16, x, 0, 1);
+    check_encode(*t_, Half::Bf16, x, 3, 0);
+}
+
+// encode_finite writes what the target's encoder writes and says whether x
+// is all finite (the reference's all_finite): every case, and one Inf or NaN
+// at every position of short arrays (vector lanes, unrolled pairs, tails).
+void check_encode_finite(const Table& t, Half kind, const std::vector<float>& x, size_t fmis,
+                         size_t bmis) {
+    const size_t n = x.size();
+    Exact in(x.data(), 4 * n, 4 * fmis);
+    Guarded out(2 * n, bmis);
+    std::vector<uint8_t> want(2 * n + 1);
+    const bool finite = kind == Half::F16 ? t.f16_encode_finite(in.f(), out.data(), n)
+                                          : t.bf16_encode_finite(in.f(), out.data(), n);
+    (kind == Half::F16 ? t.f32_to_f16 : t.f32_to_bf16)(x.data(), want.data(), n);
+    EXPECT_EQ(finite, ref::all_finite(x.data(), n));
+    EXPECT_TRUE(same_bytes(out.data(), want.data(), 2 * n));
+    EXPECT_TRUE(out.guards_intact());
+}
+
+TEST_P(KernelTest, HalfEncodeFinite) {
+    for (Half kind : {Half::F16, Half::Bf16}) {
+        for_each_case([&](const Case& c) {
+            check_encode_finite(*t_, kind, input(c.dist, c.n, 0), c.fmis, c.bmis);
+        });
+        for (size_t n : {1, 7, 16, 31, 32, 33, 64, 70, 129})
+            for (float bad : {INFINITY, -INFINITY, NAN})
+                for (size_t at = 0; at < n; ++at) {
+                    std::vector<float> x = input(kNormal, n, 2);
+                    x[at] = bad;
+                    check_encode_finite(*t_, kind, x, at % 2, at % 4);
+                    if (::testing::Test::HasFailure()) return;
+                }
+    }
 }
 
 TEST_P(KernelTest, F32ToBf16RoundingEdges) {
