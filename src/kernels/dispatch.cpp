@@ -54,7 +54,7 @@ CpuSupport detect_cpu() {
     const bool sse2 = bit(d, 26);
     const bool sse3 = bit(c, 0), ssse3 = bit(c, 9), fma = bit(c, 12), sse41 = bit(c, 19),
                sse42 = bit(c, 20), popcnt = bit(c, 23), osxsave = bit(c, 27), avx = bit(c, 28),
-               f16c = bit(c, 29), pclmul = bit(c, 1);
+               f16c = bit(c, 29);
     unsigned b7 = 0;
     if (__get_cpuid_max(0, nullptr) >= 7) {
         unsigned a7 = 0, c7 = 0, d7 = 0;
@@ -68,9 +68,9 @@ CpuSupport detect_cpu() {
 
     s.sse2 = sse2;
     s.sse4_2 = s.sse2 && sse3 && ssse3 && sse41 && sse42 && popcnt;
-    // The AVX2 and AVX-512 files are compiled with -mf16c -mpclmul (fp16
-    // casts, CRC folding); every CPU with AVX2 has both.
-    s.avx2 = s.sse4_2 && avx && avx2 && f16c && pclmul && os_ymm;
+    // The AVX2 and AVX-512 files are compiled with -mf16c (fp16 casts);
+    // every CPU with AVX2 has F16C.
+    s.avx2 = s.sse4_2 && avx && avx2 && f16c && os_ymm;
     // clang's -mavx512f also enables FMA, so require it too.
     s.avx512 = s.avx2 && fma && avx512f && avx512dq && avx512cd && avx512bw && avx512vl && os_zmm;
 #endif
