@@ -27,7 +27,7 @@ void accumulate(const kern::Table& kt, const CodecParams&, const uint8_t* payloa
 // passes over memory.
 // Below kFuse elements the passes are in cache anyway and the frame layer's
 // CRC costs less than joining CRCs.
-constexpr uint64_t kTile = 4096;
+constexpr uint64_t kTile = 2048;
 constexpr uint64_t kFuse = 16384;
 
 template <gw_codec_id Id>
