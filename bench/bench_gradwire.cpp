@@ -3,14 +3,17 @@
 // gw_codec_list(), so a new one joins by itself) and every state machine's
 // step, from 1K to 64M float32 elements, beside STREAM-style baselines run in
 // the same binary on the same sizes (one read pass, copy, triad, in-place
-// r[i] += g[i]). After the table it prints every result as a ratio to the
-// in-place pass at the same n and to its own minimal traffic (the bytes its
-// math must move, docs/performance.md) at the in-place pass's bandwidth.
+// r[i] += g[i]), compiled for the running CPU. Every repetition of every
+// operation is followed by an in-place and a read pass on the same n; after
+// the table it prints the medians of those paired ratios, and the ratio to
+// its own minimal traffic (the bytes its math must move, docs/performance.md)
+// at the in-place pass's bandwidth.
 //
 //   bench_gradwire [--sizes 1024,65536,...] [google benchmark flags]
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -91,23 +94,48 @@ void add(const std::string& name, double bpe, std::function<Body(size_t)> make) 
 
 const gw::kern::Table& T() { return gw::kern::active(); }
 
-// Baselines: plain loops the compiler vectorizes (-O3).
+// Baselines: plain loops the compiler vectorizes (-O3), compiled for the
+// running CPU (GCC's target_clones: one copy per x86 level, picked at load),
+// so a subject using AVX-512 is not held to a baseline compiled for SSE2.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__)
+#define GW_BENCH_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+#else
+#define GW_BENCH_CLONES
+#endif
+
+GW_BENCH_CLONES float read_pass(const float* p, size_t n) {
+    // 16 independent lanes: vectorizes without reassociating a sum.
+    float acc[16] = {};
+    size_t i = 0;
+    for (; i + 16 <= n; i += 16)
+        for (size_t j = 0; j < 16; ++j) acc[j] += p[i + j];
+    for (; i < n; ++i) acc[0] += p[i];
+    float s0 = 0;
+    for (float a : acc) s0 += a;
+    return s0;
+}
+GW_BENCH_CLONES void triad_pass(float* a, const float* b, const float* c, size_t n) {
+    for (size_t i = 0; i < n; ++i) a[i] = b[i] + 0.5f * c[i];
+}
+GW_BENCH_CLONES void inplace_pass(float* r, const float* g, size_t n) {
+    for (size_t i = 0; i < n; ++i) r[i] += g[i];
+}
+
+Body make_read(size_t n) {
+    auto x = std::make_shared<Buf<float>>(normal(n, 1));
+    return [x, n] { benchmark::DoNotOptimize(read_pass(x->get(), n)); };
+}
+Body make_inplace(size_t n) {
+    auto r = std::make_shared<Buf<float>>(normal(n, 1));
+    auto g = std::make_shared<Buf<float>>(normal(n, 2, 1e-3f));
+    return [r, g, n] {
+        inplace_pass(r->get(), g->get(), n);
+        benchmark::ClobberMemory();
+    };
+}
+
 void baselines() {
-    add("base/read", 4, [](size_t n) {
-        auto x = std::make_shared<Buf<float>>(normal(n, 1));
-        return [x, n] {
-            // 16 independent lanes: vectorizes without reassociating a sum.
-            float acc[16] = {};
-            const float* p = x->get();
-            size_t i = 0;
-            for (; i + 16 <= n; i += 16)
-                for (size_t j = 0; j < 16; ++j) acc[j] += p[i + j];
-            for (; i < n; ++i) acc[0] += p[i];
-            float s0 = 0;
-            for (float a : acc) s0 += a;
-            benchmark::DoNotOptimize(s0);
-        };
-    });
+    add("base/read", 4, make_read);
     add("base/copy", 8, [](size_t n) {
         auto a = std::make_shared<Buf<float>>(normal(n, 1));
         auto b = std::make_shared<Buf<float>>(alloc<float>(n));
@@ -121,22 +149,11 @@ void baselines() {
         auto b = std::make_shared<Buf<float>>(normal(n, 1));
         auto c = std::make_shared<Buf<float>>(normal(n, 2));
         return [a, b, c, n] {
-            float* ap = a->get();
-            const float *bp = b->get(), *cp = c->get();
-            for (size_t i = 0; i < n; ++i) ap[i] = bp[i] + 0.5f * cp[i];
+            triad_pass(a->get(), b->get(), c->get(), n);
             benchmark::ClobberMemory();
         };
     });
-    add("base/inplace", 12, [](size_t n) {
-        auto r = std::make_shared<Buf<float>>(normal(n, 1));
-        auto g = std::make_shared<Buf<float>>(normal(n, 2, 1e-3f));
-        return [r, g, n] {
-            float* rp = r->get();
-            const float* gp = g->get();
-            for (size_t i = 0; i < n; ++i) rp[i] += gp[i];
-            benchmark::ClobberMemory();
-        };
-    });
+    add("base/inplace", 12, make_inplace);
 }
 
 // Kernels of the active table.
@@ -608,7 +625,14 @@ std::vector<int64_t>& sizes() {
     return s;
 }
 
-// Records real time per run so the ratios can be printed after the table.
+double median(std::vector<double> v) {
+    if (v.empty()) return NAN;
+    std::sort(v.begin(), v.end());
+    const size_t h = v.size() / 2;
+    return v.size() % 2 ? v[h] : 0.5 * (v[h - 1] + v[h]);
+}
+
+// Collects each run's time and paired ratios so they can be printed after the table.
 class RatioReporter : public benchmark::ConsoleReporter {
   public:
     RatioReporter() : benchmark::ConsoleReporter(OO_None) {}  // plain text (logs, pipes)
@@ -616,39 +640,44 @@ class RatioReporter : public benchmark::ConsoleReporter {
         for (const Run& r : runs) {
             if (r.run_type == Run::RT_Aggregate && r.aggregate_name != "median") continue;
             std::string name = r.benchmark_name();
-            for (const char* tail : {"_median", "/real_time"}) {
+            for (const char* tail : {"_median", "/manual_time"}) {
                 const size_t at = name.find(tail);
                 if (at != std::string::npos) name = name.substr(0, at);
             }
-            times_[name] = r.GetAdjustedRealTime();  // per iteration, in the run's unit (us)
+            Row& row = rows_[name];
+            row.t = r.GetAdjustedRealTime();  // per iteration, in the run's unit (us)
+            const auto in = r.counters.find("x_inplace"), rd = r.counters.find("x_read");
+            row.x_in = in == r.counters.end() ? NAN : double(in->second);
+            row.x_read = rd == r.counters.end() ? NAN : double(rd->second);
         }
         ConsoleReporter::ReportRuns(runs);
     }
     void Finalize() override {
         ConsoleReporter::Finalize();
-        std::printf("\nratios, same run: x in-place = time / time of r[i] += g[i] on the same n;\n"
-                    "x traffic = time / (minimal bytes / in-place bandwidth); x read = time / "
-                    "time of one read pass; GB/s of minimal traffic\n");
+        std::printf("\nratios paired in each repetition (median of the ratios): x in-place = time /"
+                    " time of r[i] += g[i] on the same n;\nx traffic = time / (minimal bytes / "
+                    "in-place bandwidth); x read = time / time of one read pass; GB/s of minimal "
+                    "traffic\n");
         std::printf("%-40s %10s %13s %10s %10s %8s %8s\n", "operation", "n", "time", "x in-place",
                     "x traffic", "x read", "GB/s");
-        for (const auto& [name, t] : times_) {
+        for (const auto& [name, row] : rows_) {
             const size_t slash = name.rfind('/');
             const std::string op = name.substr(0, slash), n_str = name.substr(slash + 1);
-            const auto base = times_.find("base/inplace/" + n_str);
-            if (base == times_.end()) continue;
             const double n = std::stod(n_str), bpe = traffic()[op];
-            const double x_in = t / base->second;
-            const double at_limit = bpe * base->second / 12.0;  // same bandwidth as the pass
-            const auto read = times_.find("base/read/" + n_str);
-            const double x_read = read == times_.end() ? NAN : t / read->second;
+            // The in-place pass moves 12 bytes per element: at its bandwidth the
+            // minimal traffic takes bpe / 12 of its time.
+            const double x_traffic = row.x_in * 12.0 / bpe;
             // times are in the benchmark's unit (us): bytes / us = MB/s
-            std::printf("%-40s %10.0f %10.3f us %10.2f %10.2f %8.2f %8.2f\n", op.c_str(), n, t,
-                        x_in, t / at_limit, x_read, bpe * n / t / 1e3);
+            std::printf("%-40s %10.0f %10.3f us %10.2f %10.2f %8.2f %8.2f\n", op.c_str(), n, row.t,
+                        row.x_in, x_traffic, row.x_read, bpe * n / row.t / 1e3);
         }
     }
 
   private:
-    std::map<std::string, double> times_;
+    struct Row {
+        double t = 0, x_in = NAN, x_read = NAN;
+    };
+    std::map<std::string, Row> rows_;
 };
 
 }  // namespace
@@ -678,14 +707,36 @@ int main(int argc, char** argv) {
         auto* b = benchmark::RegisterBenchmark(op.name.c_str(), [op](benchmark::State& st) {
             const size_t n = static_cast<size_t>(st.range(0));
             Body body = op.make(n);
+            Body inplace = make_inplace(n), read = make_read(n);
             body();  // once untimed: a handle's state buffers get their pages mapped
-            for (auto _ : st) body();
+            inplace();
+            read();
+            // Each repetition times the subject, then the in-place and the read
+            // pass on the same n: bandwidth drift reaches all three alike, and
+            // the ratios are the medians of the per-repetition ratios.
+            std::vector<double> x_in, x_rd;
+            using Clock = std::chrono::steady_clock;
+            for (auto _ : st) {
+                const auto t0 = Clock::now();
+                body();
+                const auto t1 = Clock::now();
+                inplace();
+                const auto t2 = Clock::now();
+                read();
+                const auto t3 = Clock::now();
+                const double ts = std::chrono::duration<double>(t1 - t0).count();
+                st.SetIterationTime(ts);
+                x_in.push_back(ts / std::chrono::duration<double>(t2 - t1).count());
+                x_rd.push_back(ts / std::chrono::duration<double>(t3 - t2).count());
+            }
+            st.counters["x_inplace"] = median(x_in);
+            st.counters["x_read"] = median(x_rd);
             st.SetItemsProcessed(int64_t(st.iterations()) * int64_t(n));
             st.SetBytesProcessed(
                 int64_t(double(st.iterations()) * double(n) * op.bytes_per_element));
         });
         for (int64_t n : sz) b->Arg(n);
-        b->Unit(benchmark::kMicrosecond)->UseRealTime();
+        b->Unit(benchmark::kMicrosecond)->UseManualTime();
     }
     benchmark::Initialize(&ac, args.data());
     RatioReporter reporter;
