@@ -319,6 +319,7 @@ def plot(rows, links, path):
     ax.grid(True, which="both", alpha=0.3)
     ax.legend(loc="upper left", bbox_to_anchor=(1.02, 1.0), fontsize=8)
     fig.tight_layout()
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     fig.savefig(path, dpi=110)
     print(f"plot: {path}")
 
@@ -328,6 +329,7 @@ CSV_FIELDS = ["link", "method", "status", "warmup", "timed", "median_ms", "speed
 
 
 def write_csv(path, rows):
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
         w.writeheader()
@@ -449,8 +451,8 @@ def main():
                                    "'1gbit=3+5,100mbit=2+3' (default " +
                                    ",".join(f"{l}={w}+{t}" for l, (w, t) in DEFAULT_STEPS.items()) + ")")
     p.add_argument("--quick", action="store_true", help="2 links, 3 methods, few steps (< 3 min)")
-    p.add_argument("--csv", default="ddp_e2e.csv")
-    p.add_argument("--png", default="ddp_e2e.png")
+    p.add_argument("--csv", default="bench-results/ddp_e2e.csv")
+    p.add_argument("--png", default="bench-results/ddp_e2e.png")
     p.add_argument("--timeout", type=float, default=0, help="seconds per (link, method) run")
     # rank-process arguments (internal)
     p.add_argument("--rank", type=int, default=-1, help=argparse.SUPPRESS)
