@@ -83,6 +83,9 @@ struct PayloadCrc {
     bool known = false;
     uint32_t value = 0;
 };
+// Payloads from this size on are worth a CRC taken in the codec's pass and
+// joined with the header's (crc32c_combine); smaller ones are in cache anyway.
+constexpr uint64_t kFusedCrcMin = 32768;
 
 struct EncodeCtx {
     uint64_t seed = 0;
@@ -144,8 +147,9 @@ struct Codec {
                        uint64_t len, uint64_t n) = nullptr;
     // On a checked payload: out = decoded; acc += alpha * decoded.
     // Optional (null: check, then the frame layer's CRC pass): check and
-    // the payload's CRC32C in one pass. The CRC covers all `len` bytes
-    // whatever the check finds, so a corrupted frame is reported as such.
+    // the payload's CRC32C in one pass, called for payloads of at least
+    // kFusedCrcMin bytes. The CRC covers all `len` bytes whatever the
+    // check finds, so a corrupted frame is reported as such.
     gw_status (*check_crc)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
                            uint64_t len, uint64_t n, uint32_t* crc) = nullptr;
     void (*decode)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,

@@ -25,10 +25,10 @@ void accumulate(const kern::Table& kt, const CodecParams&, const uint8_t* payloa
 // Large arrays go tile by tile: the conversion checks finiteness as it reads
 // x, and the CRC reads the tile's output while it is in L1, instead of three
 // passes over memory.
-// Below kFuse elements the passes are in cache anyway and the frame layer's
-// CRC costs less than joining CRCs.
+// Below kFuse elements (kFusedCrcMin payload bytes) the passes are in
+// cache anyway and the frame layer's CRC costs less than joining CRCs.
 constexpr uint64_t kTile = 2048;
-constexpr uint64_t kFuse = 16384;
+constexpr uint64_t kFuse = kFusedCrcMin / 2;
 
 template <gw_codec_id Id>
 void convert(const kern::Table& kt, const float* x, uint8_t* payload, uint64_t n) {
@@ -80,7 +80,7 @@ gw_status check(const kern::Table& kt, const CodecParams&, const uint8_t* payloa
 template <gw_codec_id Id>
 gw_status check_crc(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
                     uint64_t len, uint64_t n, uint32_t* crc) {
-    if (len != n * 2 || n < kFuse) {
+    if (len != n * 2) {
         *crc = kt.crc32c(0, payload, static_cast<size_t>(len));
         return check<Id>(kt, p, payload, len, n);
     }
