@@ -235,6 +235,29 @@ struct F16c<xsimd::avx512bw> {
 };
 #endif
 
+// Non-temporal stores for decoded outputs far larger than the caches: the
+// lines go to memory without being read first (a plain store reads each line
+// before writing it), which on read-bound cores is much of a decode's time.
+constexpr size_t kStreamBytes = size_t(16) << 20;
+template <class Arch>
+struct Stream {
+    static constexpr bool kOn = false;
+};
+#if defined(__AVX2__) && defined(__x86_64__)
+template <>
+struct Stream<xsimd::avx2> {
+    static constexpr bool kOn = true;
+    static void store(float* p, __m256 v) { _mm256_stream_ps(p, v); }
+};
+#endif
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__x86_64__)
+template <>
+struct Stream<xsimd::avx512bw> {
+    static constexpr bool kOn = true;
+    static void store(float* p, __m512 v) { _mm512_stream_ps(p, v); }
+};
+#endif
+
 template <class Fmt, class Arch>
 struct Half : VecBase<Arch> {
     using B = VecBase<Arch>;
@@ -331,6 +354,18 @@ struct Half : VecBase<Arch> {
     }
     static void decode(const void* in, float* out, size_t n) {
         const unsigned char* p = cbytes(in);
+        const uintptr_t at = reinterpret_cast<uintptr_t>(out);
+        if constexpr (Stream<Arch>::kOn) {
+            if (n >= kStreamBytes / 4 && at % 4 == 0) {
+                constexpr size_t A = sizeof(typename F::register_type);  // stores' alignment
+                size_t i = (A - at % A) % A / 4;
+                S::decode_range(p, out, 0, i);
+                for (; i + W <= n; i += W) Stream<Arch>::store(out + i, dec_at(p + 2 * i));
+                S::decode_range(p, out, i, n);
+                _mm_sfence();  // streamed lines reach memory before any later store
+                return;
+            }
+        }
         const size_t i =
             elementwise(n, [&](size_t j) { dec_at(p + 2 * j).store_unaligned(out + j); });
         S::decode_range(p, out, i, n);

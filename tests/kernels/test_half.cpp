@@ -177,6 +177,16 @@ void check_decode(const Table& t, Half kind, const std::vector<uint8_t>& payload
     EXPECT_TRUE(out.guards_intact());
 }
 
+// Outputs of 16 MiB and more are written with streaming stores from the
+// first vector-aligned element on: heads of every length before alignment.
+TEST_P(KernelTest, HalfDecodeLargeOutputs) {
+    const std::vector<float> x = input(kNormal, (size_t(16) << 20) / 4 + 37, 3);
+    for (Half kind : {Half::F16, Half::Bf16})
+        for (size_t fmis : {0, 1, 3, 15})
+            check_decode(*t_, kind, kind == Half::F16 ? f16_payload(x) : bf16_payload(x), fmis,
+                         fmis % 4);
+}
+
 TEST_P(KernelTest, F16ToF32) {
     for_each_case([&](const Case& c) { check_decode(*t_, Half::F16, f16_payload(input(c.dist, c.n, 0)), c.fmis, c.bmis); });
 }
