@@ -40,7 +40,7 @@ def main():
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
         name = b["run_name"] if "run_name" in b else b["name"]
-        name = name.replace("/real_time", "")
+        name = name.replace("/real_time", "").replace("/manual_time", "")
         op, n = name.rsplit("/", 1)
         t = b["real_time"] * {"ns": 1, "us": 1e3, "ms": 1e6, "s": 1e9}[b["time_unit"]]
         series[op][int(n)] = t / int(n)
