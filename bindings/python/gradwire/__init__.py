@@ -287,6 +287,15 @@ def frame_size(header: Any) -> int:
 DEFAULT_MAX_ELEMENTS = 1 << 26
 
 
+def _claimed_count(frame: Any) -> int:
+    """The element count a frame's header claims (docs/wire-format.md), or the
+    frame's own error if it has no readable header."""
+    b = memoryview(frame).cast("B")
+    if len(b) >= 24 and bytes(b[:4]) == b"GWFR" and b[4] in (1, 2):
+        return int.from_bytes(b[8:16] if b[4] == 1 else b[16:24], "little")
+    return _n.frame_inspect(frame).count
+
+
 def decode(frame: Any, out: Any = None, *,
            max_elements: Optional[int] = DEFAULT_MAX_ELEMENTS) -> np.ndarray:
     """Decode a frame into float32 (a new array, or `out`).
@@ -297,7 +306,10 @@ def decode(frame: Any, out: Any = None, *,
     size is the limit) or a larger `max_elements` (None: no limit) for frames
     you trust to be that large."""
     frame = bytes_in(frame, "frame")
-    n = _n.frame_inspect(frame).count
+    # With out= the header's claim sizes the check (gw_decode then validates the
+    # whole frame before writing); a new array waits for a full inspection, so
+    # nothing is allocated for a frame that is not valid.
+    n = _claimed_count(frame) if out is not None else _n.frame_inspect(frame).count
     if out is None and max_elements is not None and n > max_elements:
         raise ValueError(f"decode: the frame claims {n} elements, more than max_elements="
                          f"{max_elements}; pass out= or a larger max_elements to decode it")
