@@ -1,9 +1,10 @@
 // Family "half": IEEE binary16 (fp16) and bfloat16 payloads: encode (round to
 // nearest even, finite values saturate at the largest finite value), decode
-// (exact), accumulate (acc += alpha * h), all_finite, and ef_cast (encode
-// with error feedback, fused: y = e + alpha * x, h = encode(y), e = y - h).
+// (exact), accumulate (acc += alpha * h), all_finite, encode_finite (encode
+// and whether x is finite, one read), and ef_cast (encode with error feedback,
+// fused: y = e + alpha * x, h = encode(y), e = y - h).
 // ONE template over the format: the two differ only in the constants of
-// HalfFormat<ExpBits>.
+// HalfFormat<ExpBits>. fp16 uses x86's F16C where the target has it.
 // Scalar code, vector body, table entries.
 #pragma once
 
