@@ -249,6 +249,7 @@ template <>
 struct Stream<xsimd::avx2> {
     static constexpr bool kOn = true;
     static void store(float* p, __m256 v) { _mm256_stream_ps(p, v); }
+    static void fence() { _mm_sfence(); }
 };
 #endif
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__x86_64__)
@@ -256,6 +257,7 @@ template <>
 struct Stream<xsimd::avx512bw> {
     static constexpr bool kOn = true;
     static void store(float* p, __m512 v) { _mm512_stream_ps(p, v); }
+    static void fence() { _mm_sfence(); }
 };
 #endif
 
@@ -363,7 +365,7 @@ struct Half : VecBase<Arch> {
                 S::decode_range(p, out, 0, i);
                 for (; i + W <= n; i += W) Stream<Arch>::store(out + i, dec_at(p + 2 * i));
                 S::decode_range(p, out, i, n);
-                _mm_sfence();  // streamed lines reach memory before any later store
+                Stream<Arch>::fence();  // streamed lines are ordered before later stores
                 return;
             }
         }
