@@ -12,15 +12,16 @@ extern "C" {
 gw_status gw_index_frame_indices(const void* frame, size_t size, uint32_t* idx, size_t capacity,
                                  size_t* count) {
     if ((!frame && size) || !count || (!idx && capacity)) return GW_ERR_NULL_POINTER;
+    gw::Context& cx = gw::thread_context();
     gw::frame::View v;
-    const gw_status st = gw::frame::open(gw::thread_context(), frame, size, true, &v);
+    const gw_status st = gw::frame::open(cx, frame, size, true, &v);
     if (st != GW_OK) return st;
     if (v.params.codec->id != GW_CODEC_INDEX) return GW_ERR_CODEC_MISMATCH;
     if (overlaps(frame, size, idx, span_bytes(capacity, sizeof(uint32_t)))) return GW_ERR_OVERLAP;
     const uint64_t k = gw::load_le<uint32_t>(v.payload);
     *count = static_cast<size_t>(k); /* set for a valid frame, so a caller can size idx */
     if (capacity < k) return GW_ERR_BUFFER_TOO_SMALL;
-    gw::index_payload_indices(v.payload, idx);
+    gw::index_payload_indices(cx.k(), v.payload, idx);
     *count = static_cast<size_t>(k);
     return GW_OK;
 }

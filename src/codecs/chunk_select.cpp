@@ -21,12 +21,13 @@ uint64_t select(const kern::Table& kt, const float* x, uint64_t n, const Shares&
     return w;
 }
 
-gw_status check_counts(const uint8_t* planes, uint64_t nnz, uint64_t n, const Shares& s) {
+gw_status check_counts(const kern::Table& kt, const uint8_t* planes, uint64_t nnz, uint64_t n,
+                       const Shares& s) {
     if (nnz == 0 || n == 0) return GW_OK;
     const uint64_t c = s.chunk();
     uint64_t chunk = 0, in_chunk = 0;
     bool ok = true;
-    sparse::for_each_index(planes, nnz, [&](uint64_t, uint64_t cnt, const uint32_t* idx) {
+    sparse::for_each_index(kt, planes, nnz, [&](uint64_t, uint64_t cnt, const uint32_t* idx) {
         for (uint64_t j = 0; j < cnt && ok; ++j) {
             const uint64_t cj_index = idx[j] / c;
             if (cj_index != chunk) {

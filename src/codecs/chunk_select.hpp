@@ -96,6 +96,7 @@ uint64_t select(const kern::Table& kt, const float* x, uint64_t n, const Shares&
 // Index planes already checked against n (sparse::check_gaps): GW_OK, or
 // GW_ERR_FRAME_INDEX if some chunk holds more than its share under the
 // frame's rule (no encoder writes that).
-gw_status check_counts(const uint8_t* planes, uint64_t nnz, uint64_t n, const Shares& s);
+gw_status check_counts(const kern::Table& kt, const uint8_t* planes, uint64_t nnz, uint64_t n,
+                       const Shares& s);
 
 }  // namespace gw::chunks

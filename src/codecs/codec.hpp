@@ -289,7 +289,7 @@ void generic_residual(const kern::Table& kt, const CodecParams& p, const float* 
                       const uint8_t* payload, uint64_t len, float* residual);
 
 // Indices of a checked index-codec payload (its count first) into out.
-void index_payload_indices(const uint8_t* payload, uint32_t* out);
+void index_payload_indices(const kern::Table& kt, const uint8_t* payload, uint32_t* out);
 
 // Diagnostic of the blockwise scaled sign: min_b ||v_b||_1^2 / (d_b ||v_b||_2^2).
 gw_status scaled_sign_phi(const kern::Table& kt, const float* x, uint64_t n, uint32_t block_size,

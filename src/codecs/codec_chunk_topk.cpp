@@ -41,7 +41,7 @@ gw_status check(const kern::Table& kt, const CodecParams& p, const uint8_t* payl
     const gw_status st = sparse::check(kt, vdt, shares.total(), payload, len, n);
     if (st != GW_OK) return st;
     const uint64_t nnz = load_le<uint32_t>(payload);
-    return chunks::check_counts(payload + 4 + nnz * sparse::value_size(vdt), nnz, n, shares);
+    return chunks::check_counts(kt, payload + 4 + nnz * sparse::value_size(vdt), nnz, n, shares);
 }
 
 }  // namespace

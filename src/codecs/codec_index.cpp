@@ -49,22 +49,22 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     return GW_OK;
 }
 
-gw_status check(const kern::Table&, const CodecParams& p, const uint8_t* payload, uint64_t len,
+gw_status check(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t len,
                 uint64_t n) {
     if (len < 4) return GW_ERR_FRAME_LENGTH;
     const uint64_t count = load_le<uint32_t>(payload);
     const chunks::Shares shares = chunks::shares_of(p, n);
     if (count > shares.total() || len != 4 + 4 * count) return GW_ERR_FRAME_LENGTH;
-    const gw_status st = sparse::check_gaps(payload + 4, count, n);
+    const gw_status st = sparse::check_gaps(kt, payload + 4, count, n);
     if (st != GW_OK) return st;
-    return chunks::check_counts(payload + 4, count, n, shares);
+    return chunks::check_counts(kt, payload + 4, count, n, shares);
 }
 
 // The mask: acc[i] += alpha * 1 at the selected indices (same arithmetic as
 // the dense kernels: t = alpha * v; acc = acc + t).
-void accumulate(const kern::Table&, const CodecParams&, const uint8_t* payload, uint64_t, uint64_t,
-                float alpha, float* acc) {
-    sparse::for_each_index(payload + 4, load_le<uint32_t>(payload),
+void accumulate(const kern::Table& kt, const CodecParams&, const uint8_t* payload, uint64_t,
+                uint64_t, float alpha, float* acc) {
+    sparse::for_each_index(kt, payload + 4, load_le<uint32_t>(payload),
                            [&](uint64_t, uint64_t c, const uint32_t* idx) {
                                const float t = alpha * 1.0f;
                                for (uint64_t j = 0; j < c; ++j) acc[idx[j]] = acc[idx[j]] + t;
@@ -83,8 +83,8 @@ extern constexpr Codec codec_index =
     CodecDef(GW_CODEC_INDEX, "index", kParams)
         .entries(max_payload, encode, check, decode, accumulate);
 
-void index_payload_indices(const uint8_t* payload, uint32_t* out) {
-    sparse::for_each_index(payload + 4, load_le<uint32_t>(payload),
+void index_payload_indices(const kern::Table& kt, const uint8_t* payload, uint32_t* out) {
+    sparse::for_each_index(kt, payload + 4, load_le<uint32_t>(payload),
                            [&](uint64_t first, uint64_t c, const uint32_t* idx) {
                                std::memcpy(out + first, idx, c * sizeof(uint32_t));
                            });

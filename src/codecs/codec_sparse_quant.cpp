@@ -138,7 +138,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     return GW_OK;
 }
 
-gw_status check(const kern::Table&, const CodecParams& p, const uint8_t* payload, uint64_t len,
+gw_status check(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t len,
                 uint64_t n) {
     const gq::Grid g = grid(p);
     if (len < kHead) return GW_ERR_FRAME_LENGTH;
@@ -159,7 +159,7 @@ gw_status check(const kern::Table&, const CodecParams& p, const uint8_t* payload
         for (uint64_t j = 0; j < c; ++j)
             if (codes[j] > top || codes[j] == zc) return GW_ERR_FRAME_PAYLOAD;
     }
-    return sparse::check_gaps(cp + code_bytes(g, nnz), nnz, n);
+    return sparse::check_gaps(kt, cp + code_bytes(g, nnz), nnz, n);
 }
 
 // f(count, idx, values) over a checked payload, in chunks.
@@ -169,7 +169,7 @@ void walk(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, F
     const uint64_t nnz = load_le<uint32_t>(payload);
     const float delta = load_le<float>(payload + 4);
     const uint8_t* cp = payload + kHead;
-    sparse::for_each_index(cp + code_bytes(g, nnz), nnz,
+    sparse::for_each_index(kt, cp + code_bytes(g, nnz), nnz,
                            [&](uint64_t first, uint64_t c, const uint32_t* idx) {
                                uint32_t codes[kChunk];
                                float v[kChunk];

@@ -28,28 +28,32 @@ inline uint32_t abs_bits(float f) {
 }
 
 // The first of values[from..count) that no encoder keeps (zero, not finite,
-// or of magnitude below min_mag), or count. Values go through the conversion
-// kernels a chunk at a time and are tested without branches: f16 and bf16
-// widen exactly, so zero, Inf and NaN stay what they were. On |f|'s bits,
+// or of magnitude below min_mag), or count, a chunk at a time, tested without
+// branches: f16 and bf16 widen exactly (through the conversion kernels), so
+// zero, Inf and NaN stay what they were. On |f|'s bits,
 // a - 1 >= 0x7F7FFFFF is "zero or not finite" and a < m is |f| < min_mag.
 uint64_t first_unfit(const kern::Table& kt, int64_t vdt, const uint8_t* values, uint64_t from,
                      uint64_t count, float min_mag) {
     const size_t vs = value_size(vdt);
     const uint32_t m = min_mag > 0.0f ? abs_bits(min_mag) : 0;
+    const auto unfit = [m](uint32_t a) { return uint32_t(a - 1 >= 0x7F7FFFFFu) | uint32_t(a < m); };
+    // f32 bits are tested where they lie (no copy); f16 / bf16 widen first.
+    const bool direct = vdt == GW_DTYPE_F32 && kHostLittleEndian;
     float f[kWalkChunk];
     for (uint64_t i = from; i < count; i += kWalkChunk) {
         const uint64_t c = count - i < kWalkChunk ? count - i : kWalkChunk;
-        to_f32(kt, vdt, values + i * vs, c, f);
+        const uint8_t* p = values + i * vs;
+        const auto key = [&](uint64_t j) {
+            uint32_t u;
+            std::memcpy(&u, direct ? p + 4 * j : reinterpret_cast<const uint8_t*>(f + j), 4);
+            return u & 0x7FFFFFFFu;
+        };
+        if (!direct) to_f32(kt, vdt, p, c, f);
         uint32_t any = 0;
-        for (uint64_t j = 0; j < c; ++j) {
-            const uint32_t a = abs_bits(f[j]);
-            any |= uint32_t(a - 1 >= 0x7F7FFFFFu) | uint32_t(a < m);
-        }
+        for (uint64_t j = 0; j < c; ++j) any |= unfit(key(j));
         if (!any) continue;
-        for (uint64_t j = 0; j < c; ++j) {
-            const uint32_t a = abs_bits(f[j]);
-            if (a - 1 >= 0x7F7FFFFFu || a < m) return i + j;
-        }
+        for (uint64_t j = 0; j < c; ++j)
+            if (unfit(key(j))) return i + j;
     }
     return count;
 }
@@ -61,7 +65,7 @@ void for_each_entry(const kern::Table& kt, int64_t vdt, const uint8_t* payload, 
     const size_t vs = value_size(vdt);
     const uint8_t* values = payload + 4;
     float vals[kWalkChunk];
-    for_each_index(values + nnz * vs, nnz, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
+    for_each_index(kt, values + nnz * vs, nnz, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         to_f32(kt, vdt, values + first * vs, c, vals);
         f(c, idx, vals);
     });
@@ -98,11 +102,12 @@ void write_gaps(const uint32_t* idx, uint64_t nnz, uint8_t* planes) {
     }
 }
 
-gw_status check_gaps(const uint8_t* planes, uint64_t nnz, uint64_t n) {
+gw_status check_gaps(const kern::Table& kt, const uint8_t* planes, uint64_t nnz, uint64_t n) {
     // Indices increase by construction (idx_i = idx_{i-1} + 1 + gap_i), so
-    // only the last can reach n: nnz - 1 + the sum of the gaps (< 2^64).
+    // only the last can reach n: nnz - 1 + the sum of the gaps (< 2^64), which
+    // is the sum over the planes of their byte sums times 256^plane.
     uint64_t sum = 0;
-    for (uint64_t i = 0; i < nnz; ++i) sum += gap_at(planes, nnz, i);
+    for (int b = 3; b >= 0; --b) sum = (sum << 8) + kt.gap_byte_sum(planes + b * nnz, nnz);
     return nnz == 0 || sum + (nnz - 1) < n ? GW_OK : GW_ERR_FRAME_INDEX;
 }
 
@@ -155,7 +160,7 @@ gw_status check(const kern::Table& kt, int64_t vdt, uint64_t max_nnz, const uint
     const size_t vs = value_size(vdt);
     const uint8_t* values = payload + 4;
     if (first_unfit(kt, vdt, values, 0, nnz, min_mag) != nnz) return GW_ERR_FRAME_PAYLOAD;
-    return check_gaps(values + nnz * vs, nnz, n);
+    return check_gaps(kt, values + nnz * vs, nnz, n);
 }
 
 void decode(const kern::Table& kt, int64_t vdt, const uint8_t* payload, uint64_t n, float* out) {
@@ -168,16 +173,8 @@ void decode(const kern::Table& kt, int64_t vdt, const uint8_t* payload, uint64_t
 void accumulate(const kern::Table& kt, int64_t vdt, const uint8_t* payload, float alpha,
                 float* acc) {
     // Same arithmetic as the dense kernels: t = alpha * v; acc = acc + t.
-    // The entries are sparse and sorted: almost every one is a cache miss on
-    // acc, so its line is requested kAhead entries early (more misses in flight).
-    constexpr uint64_t kAhead = 32;
     for_each_entry(kt, vdt, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
-        for (uint64_t j = 0; j < c && j < kAhead; ++j) __builtin_prefetch(acc + idx[j], 1);
-        for (uint64_t j = 0; j < c; ++j) {
-            if (j + kAhead < c) __builtin_prefetch(acc + idx[j + kAhead], 1);
-            const float t = alpha * v[j];
-            acc[idx[j]] = acc[idx[j]] + t;
-        }
+        kt.scatter_add(v, idx, c, alpha, acc);
     });
 }
 

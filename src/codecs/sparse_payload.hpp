@@ -21,6 +21,7 @@
 
 #include "codecs/codec.hpp"
 #include "gradwire_types.h"
+#include "kernels/kernels.hpp"
 #include "util/bytes.hpp"
 
 namespace gw::sparse {
@@ -70,28 +71,19 @@ gw_status begin(const EncodeCtx& ctx, const float* x, uint64_t n, size_t work, u
 // Gap planes of strictly increasing idx[0..nnz).
 void write_gaps(const uint32_t* idx, uint64_t nnz, uint8_t* planes);
 // GW_OK, or GW_ERR_FRAME_INDEX if an index reaches n.
-gw_status check_gaps(const uint8_t* planes, uint64_t nnz, uint64_t n);
+gw_status check_gaps(const kern::Table& kt, const uint8_t* planes, uint64_t nnz, uint64_t n);
 
-inline uint32_t gap_at(const uint8_t* planes, uint64_t nnz, uint64_t i) {
-    return uint32_t(planes[i]) | uint32_t(planes[nnz + i]) << 8 |
-           uint32_t(planes[2 * nnz + i]) << 16 | uint32_t(planes[3 * nnz + i]) << 24;
-}
-
-// Walks checked gap planes in chunks: f(count, idx) with idx[0..count).
+// Walks checked gap planes in chunks: f(first, count, idx) with idx[0..count)
+// (the gap_indices kernel: the planes decoded chunk by chunk, where the
+// consumer reads them from L1).
 constexpr uint64_t kWalkChunk = 256;
 template <class F>
-void for_each_index(const uint8_t* planes, uint64_t nnz, F&& f) {
+void for_each_index(const kern::Table& kt, const uint8_t* planes, uint64_t nnz, F&& f) {
     uint32_t idx[kWalkChunk];
     uint64_t next = 0;  // idx_{i-1} + 1
     for (uint64_t first = 0; first < nnz; first += kWalkChunk) {
         const uint64_t c = nnz - first < kWalkChunk ? nnz - first : kWalkChunk;
-        // The gaps first (a loop the compiler vectorizes), then their prefix sum.
-        for (uint64_t j = 0; j < c; ++j) idx[j] = gap_at(planes, nnz, first + j);
-        for (uint64_t j = 0; j < c; ++j) {
-            next += idx[j];
-            idx[j] = static_cast<uint32_t>(next);
-            ++next;
-        }
+        next = kt.gap_indices(planes + first, nnz, c, next, idx);
         f(first, c, idx);
     }
 }

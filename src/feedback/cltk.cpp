@@ -107,7 +107,7 @@ gw_status Cltk::extract(const void* frame, size_t size, float* values, uint64_t 
         if (v.tag != frame::make_tag(cfg_.tensor, s_.step)) return GW_ERR_TAG_MISMATCH;
         const uint64_t k = load_le<uint32_t>(v.payload);
         if (capacity < k) return GW_ERR_BUFFER_TOO_SMALL;
-        index_payload_indices(v.payload, idx_.get());
+        index_payload_indices(cx_.k(), v.payload, idx_.get());
         cx_.k().gather(a, idx_.get(), k, values);
         count_ = k;
         dense_ = false;

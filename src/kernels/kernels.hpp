@@ -190,6 +190,13 @@ struct Table {
     void (*scatter_add)(const float* v, const uint32_t* idx, size_t k, float alpha, float* acc);
     void (*scatter_zero)(const uint32_t* idx, size_t k, float* a);
     bool (*scatter_sub_div)(float* x, const uint32_t* idx, const float* s, size_t k, float d);
+    // The gap planes of sparse payloads (docs/wire-format.md): byte b of gap j
+    // is planes[b * stride + j]. gap_indices: for j < count, next += gap_j;
+    // idx[j] = next; next += 1; returns next. The caller has checked that every
+    // index is below 2^32 (gap_byte_sum). gap_byte_sum: the sum of p[0..n) (exact).
+    uint64_t (*gap_indices)(const uint8_t* planes, size_t stride, size_t count, uint64_t next,
+                            uint32_t* idx);
+    uint64_t (*gap_byte_sum)(const uint8_t* p, size_t n);
 };
 
 // The table of the active target (GW_SIMD env var at first use, or set by

@@ -44,4 +44,24 @@ inline bool scatter_sub_div(float* x, const uint32_t* idx, const float* s, size_
     return true;
 }
 
+// Gap planes -> indices: idx[j] = next + gap_j, next = idx[j] + 1.
+inline uint64_t gap_indices(const uint8_t* planes, size_t stride, size_t count, uint64_t next,
+                            uint32_t* idx) {
+    for (size_t j = 0; j < count; ++j) {
+        const uint32_t gap = uint32_t(planes[j]) | uint32_t(planes[stride + j]) << 8 |
+                             uint32_t(planes[2 * stride + j]) << 16 |
+                             uint32_t(planes[3 * stride + j]) << 24;
+        next += gap;
+        idx[j] = static_cast<uint32_t>(next);
+        next += 1;
+    }
+    return next;
+}
+
+inline uint64_t gap_byte_sum(const uint8_t* p, size_t n) {
+    uint64_t s = 0;
+    for (size_t i = 0; i < n; ++i) s += p[i];
+    return s;
+}
+
 }  // namespace gw::ref

@@ -1,7 +1,8 @@
 // Kernel family "scatter" (src/kernels/scatter.hpp) on every SIMD target, bit
 // for bit against ref_scatter.hpp: gather, scatter_add, scatter_zero and
 // scatter_sub_div, at position sets of several densities and at null
-// positions (0..k-1), on misaligned buffers with guards around every output.
+// positions (0..k-1), on misaligned buffers with guards around every output;
+// gap_indices and gap_byte_sum on gap planes of every width.
 #include <random>
 
 #include "fixture.hpp"
@@ -93,6 +94,65 @@ TEST_P(KernelTest, ScatterZeroAndSubDiv) {
         }
         if (HasFailure()) return;
     }
+}
+
+// Gap planes of `count` gaps whose bytes reach plane `top` (0..3), inside a
+// payload whose planes are `stride` bytes apart, the chunk `first` bytes in.
+std::vector<uint8_t> gap_planes(size_t stride, size_t first, size_t count, int top,
+                                uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<uint8_t> p(4 * stride, 0);
+    const uint32_t mask = top == 3 ? 0xFFFFFFFFu : (1u << (8 * (top + 1))) - 1;
+    // Gaps of the top plane stay small enough that the indices fit in u32.
+    const uint64_t budget = (uint64_t(1) << 32) - 1 - count;
+    uint64_t used = 0;
+    for (size_t j = 0; j < count; ++j) {
+        uint32_t g = uint32_t(rng()) & mask;
+        if (rng() % 4 == 0) g = 0;  // runs of adjacent indices
+        if (used + g > budget / 2) g = 0;
+        used += g;
+        for (int b = 0; b < 4; ++b) p[b * stride + first + j] = uint8_t(g >> (8 * b));
+    }
+    return p;
+}
+
+TEST_P(KernelTest, GapIndices) {
+    const size_t counts[] = {0, 1, 7, 8, 9, 15, 16, 17, 31, 33, 100, 256, 1000};
+    for (size_t count : counts)
+        for (int top = 0; top < 4; ++top)
+            for (size_t mis = 0; mis < 4; ++mis) {
+                const size_t first = mis * 5, stride = count + first + mis;
+                const auto planes = gap_planes(stride, first, count, top, count * 16 + top * 4 + mis);
+                for (uint64_t next : {uint64_t(0), uint64_t(1), uint64_t(123456789)}) {
+                    SCOPED_TRACE("count=" + std::to_string(count) + " top=" + std::to_string(top) +
+                                 " misalign=" + std::to_string(mis) + " next=" + std::to_string(next));
+                    // next + the gaps stays below 2^32 (gap_planes keeps under half of it).
+                    Exact in(planes.data(), planes.size(), mis);
+                    Guarded got(4 * count, 4 * (mis % 2));
+                    std::vector<uint32_t> want(count);
+                    const uint64_t g = t_->gap_indices(in.data() + first, stride, count, next,
+                                                       reinterpret_cast<uint32_t*>(got.data()));
+                    const uint64_t w = ref::gap_indices(planes.data() + first, stride, count, next,
+                                                        want.data());
+                    EXPECT_EQ(g, w);
+                    EXPECT_TRUE(count == 0 || std::memcmp(got.data(), want.data(), 4 * count) == 0);
+                    EXPECT_TRUE(got.guards_intact());
+                }
+                if (HasFailure()) return;
+            }
+}
+
+TEST_P(KernelTest, GapByteSum) {
+    std::mt19937_64 rng(7);
+    for (size_t n : {size_t(0), size_t(1), size_t(31), size_t(32), size_t(63), size_t(64),
+                     size_t(65), size_t(200), size_t(4099), size_t(1) << 20})
+        for (size_t mis = 0; mis < 4; ++mis) {
+            std::vector<uint8_t> v(n);
+            for (auto& b : v) b = uint8_t(rng() % 3 == 0 ? 0xFF : rng());
+            Exact in(v.data(), n, mis);
+            EXPECT_EQ(t_->gap_byte_sum(in.data(), n), ref::gap_byte_sum(v.data(), n))
+                << "n=" << n << " misalign=" << mis;
+        }
 }
 
 }  // namespace
