@@ -286,6 +286,12 @@ float CodecSpec::get_f32(gw_param p) const {
     return v;
 }
 bool CodecSpec::equals(const CodecSpec &o) const { return gw_codec_spec_equal(spec_, o.spec_) != 0; }
+void CodecSpec::set_link(uint64_t bps) { ok(gw_codec_spec_set_link(spec_, bps), "gw_codec_spec_set_link"); }
+uint64_t CodecSpec::get_link() const {
+    uint64_t v = 0;
+    ok(gw_codec_spec_get_link(spec_, &v), "gw_codec_spec_get_link");
+    return v;
+}
 uint64_t CodecSpec::encode_bound(uint64_t n) const {
     size_t b = 0;
     ok(gw_encode_bound(spec_, n, &b), "gw_encode_bound");

@@ -108,6 +108,9 @@ public:
     void set_f32(gw_param param, float value);
     float get_f32(gw_param param) const;
     bool equals(const CodecSpec &other) const;
+    /* The link's speed in bits per second (gw_codec_spec_set_link); 0 = unknown. */
+    void set_link(uint64_t bits_per_second);
+    uint64_t get_link() const;
     uint64_t encode_bound(uint64_t n) const;
     const gw_codec_spec *raw() const { return spec_; }
 

@@ -201,6 +201,18 @@ int gw_codec_spec_equal(const gw_codec_spec* a, const gw_codec_spec* b) {
     return a && b && gw::params_equal(a->p, b->p);
 }
 
+gw_status gw_codec_spec_set_link(gw_codec_spec* spec, uint64_t bits_per_second) {
+    if (!spec) return GW_ERR_NULL_POINTER;
+    spec->p.link_bps = bits_per_second;
+    return GW_OK;
+}
+
+gw_status gw_codec_spec_get_link(const gw_codec_spec* spec, uint64_t* bits_per_second) {
+    if (!spec || !bits_per_second) return GW_ERR_NULL_POINTER;
+    *bits_per_second = spec->p.link_bps;
+    return GW_OK;
+}
+
 /* Encode and decode -------------------------------------------------------- */
 
 gw_status gw_encode_ctx_init(gw_encode_ctx* ctx, unsigned int version) {

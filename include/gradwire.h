@@ -147,6 +147,16 @@ GW_API gw_status gw_codec_spec_set_f32(gw_codec_spec *spec, gw_param param, floa
 GW_API gw_status gw_codec_spec_get_f32(const gw_codec_spec *spec, gw_param param, float *value);
 /* 1 if both name the same codec with the same parameters, else 0. */
 GW_API int gw_codec_spec_equal(const gw_codec_spec *a, const gw_codec_spec *b);
+/* The speed of the link the frames will cross, in bits per second; 0 (the
+ * default) = unknown. Not a parameter: never on the wire, ignored by
+ * gw_codec_spec_equal, kept by gw_codec_spec_clone and by every handle created
+ * from the spec (not by its checkpoints). Known, it decides the zstd stage
+ * (GW_PARAM_ZSTD = 1): used only where the bytes it saves take longer on that
+ * link than compressing and decompressing them (below about 2 Gbit/s for a 1%
+ * top-k frame of 1M elements; docs/performance.md); unknown, whenever it makes
+ * the frame smaller. Either way the frame is valid and decodes the same. */
+GW_API gw_status gw_codec_spec_set_link(gw_codec_spec *spec, uint64_t bits_per_second);
+GW_API gw_status gw_codec_spec_get_link(const gw_codec_spec *spec, uint64_t *bits_per_second);
 
 /* ------------------------------------------------------------------------ */
 /* Stateless encode and decode                                                */

@@ -97,7 +97,8 @@ typedef enum gw_param {
     GW_PARAM_K           = 2, /* TOPK: entries kept, 0 = use GW_PARAM_DENSITY_PPM */
     GW_PARAM_DENSITY_PPM = 3, /* TOPK: k = ceil(n * ppm / 1e6) when GW_PARAM_K is 0 */
     GW_PARAM_VALUE_DTYPE = 4, /* TOPK: gw_dtype of the values on the wire */
-    GW_PARAM_ZSTD        = 5, /* TOPK: 1 = zstd stage when it makes the frame smaller, 0 = never */
+    GW_PARAM_ZSTD        = 5, /* TOPK: 1 = zstd stage when it makes the frame smaller (and pays
+                                  on the spec's link, gw_codec_spec_set_link), 0 = never */
     GW_PARAM_CHUNK_SIZE  = 6, /* CHUNK_TOPK, INDEX: elements per chunk */
     GW_PARAM_THRESHOLD   = 7, /* THRESHOLD: float32 bit pattern of the threshold (>= 0) */
     GW_PARAM_SAMPLE_PPM  = 8, /* SAMPLED_TOPK: share of elements sampled, parts per million */

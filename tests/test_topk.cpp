@@ -108,6 +108,60 @@ TEST(Topk, ZstdStageWhenItPays) {
     EXPECT_EQ(info.flags, 0u);
 }
 
+// With the link's speed on the spec, the stage is used only where it pays
+// there (slow links), never on fast ones; the frames decode alike, handles
+// made from the spec keep the link, and it is not a parameter.
+TEST(Topk, ZstdStageFollowsTheLink) {
+    const size_t n = 1 << 20;
+    const Vec x = random_floats(n, 4);
+    Spec s = topk(n / 100);
+    const auto flags_of = [&](uint64_t bps, std::vector<uint8_t>* frame) {
+        EXPECT_EQ(gw_codec_spec_set_link(s.get(), bps), GW_OK);
+        *frame = gwtest::encode(s, x);
+        gw_frame_info info = GW_FRAME_INFO_INIT;
+        EXPECT_EQ(gw_frame_inspect(frame->data(), frame->size(), &info), GW_OK);
+        return info.flags;
+    };
+    std::vector<uint8_t> unknown, slow, fast;
+    EXPECT_EQ(flags_of(0, &unknown), unsigned(GW_FRAME_FLAG_ZSTD));
+    EXPECT_EQ(flags_of(100000000, &slow), unsigned(GW_FRAME_FLAG_ZSTD));  // 100 Mbit/s
+    EXPECT_EQ(flags_of(10000000000ull, &fast), 0u);                       // 10 Gbit/s
+    EXPECT_EQ(slow, unknown);
+    EXPECT_GT(fast.size(), slow.size());
+    EXPECT_TRUE(bits_equal(gwtest::decode(fast, n), gwtest::decode(slow, n)));
+    // Not a parameter: equal specs, and a frame's spec has no link.
+    uint64_t bps = 1;
+    const Spec plain = topk(n / 100);
+    EXPECT_EQ(gw_codec_spec_equal(s, plain), 1);
+    gw_codec_spec* from = nullptr;
+    ASSERT_EQ(gw_frame_spec(fast.data(), fast.size(), &from), GW_OK);
+    EXPECT_EQ(gw_codec_spec_get_link(from, &bps), GW_OK);
+    EXPECT_EQ(bps, 0u);
+    gw_codec_spec_free(from);
+    // Clones and handles keep it: a worker over a 10 Gbit/s link sends raw frames.
+    gw_codec_spec* copy = nullptr;
+    ASSERT_EQ(gw_codec_spec_clone(&copy, s), GW_OK);
+    EXPECT_EQ(gw_codec_spec_get_link(copy, &bps), GW_OK);
+    EXPECT_EQ(bps, 10000000000ull);
+    gw_codec_spec_free(copy);
+    gw_worker* w = nullptr;
+    gw_worker_options o;
+    ASSERT_EQ(gw_worker_options_init(&o, GW_WORKER_OPTIONS_VERSION), GW_OK);
+    o.n = n;
+    ASSERT_EQ(gw_worker_create(&w, &o, s), GW_OK);
+    size_t bound = 0, written = 0;
+    ASSERT_EQ(gw_worker_frame_bound(w, &bound), GW_OK);
+    std::vector<uint8_t> f(bound);
+    ASSERT_EQ(gw_worker_step(w, x.data(), GW_DTYPE_F32, n, 1.0f, f.data(), f.size(), &written),
+              GW_OK);
+    gw_frame_info info = GW_FRAME_INFO_INIT;
+    ASSERT_EQ(gw_frame_inspect(f.data(), written, &info), GW_OK);
+    EXPECT_EQ(info.flags, 0u);
+    gw_worker_free(w);
+    EXPECT_EQ(gw_codec_spec_set_link(nullptr, 1), GW_ERR_NULL_POINTER);
+    EXPECT_EQ(gw_codec_spec_get_link(s, nullptr), GW_ERR_NULL_POINTER);
+}
+
 TEST(Topk, ResidualKeepsWhatWasNotSent) {
     // Worker with top-k and error feedback over one tensor (SLGS): p = D + e.
     const size_t n = 5000;

@@ -66,10 +66,14 @@ constexpr ParamDef revision_param(int64_t newest) {
 
 struct Codec;
 
-// A codec with its parameter values (in the codec's ParamDef order).
+// A codec with its parameter values (in the codec's ParamDef order), and
+// what the encoder knows of the link its frames cross (bits per second, 0 =
+// unknown): not a parameter, never on the wire, not compared by params_equal;
+// it only decides whether the zstd stage pays (frame.cpp).
 struct CodecParams {
     const Codec* codec = nullptr;
     int64_t v[kMaxParams] = {};
+    uint64_t link_bps = 0;
 };
 
 // What an encode may depend on besides the input: stochastic codecs draw from

@@ -41,6 +41,22 @@ def test_spec_parameters_and_bounds():
         gw.CodecSpec("topk", kk=1)
 
 
+def test_spec_link_decides_the_zstd_stage():
+    x = np.random.default_rng(4).standard_normal(1 << 20).astype(np.float32)
+    slow = gw.CodecSpec("topk", k=10000, link_bps=100_000_000)
+    fast = gw.CodecSpec("topk", k=10000, link_bps=10_000_000_000)
+    assert slow == fast == gw.CodecSpec("topk", k=10000)  # not a parameter
+    assert "link_bps" not in fast.params and fast.link_bps == 10**10
+    fs, ff = gw.encode(slow, x), gw.encode(fast, x)
+    assert gw.inspect(fs).flags == 1 and gw.inspect(ff).flags == 0  # bit 0: the zstd stage
+    assert np.array_equal(gw.decode(fs), gw.decode(ff))
+    assert gw.CodecSpec.from_frame(ff).link_bps == 0
+    assert pickle.loads(pickle.dumps(fast)).link_bps == 10**10 and gw.CodecSpec(fast).link_bps == 10**10
+    for bad in (-1, 1.5, True, 2**64):
+        with pytest.raises(ValueError, match="link_bps"):
+            gw.CodecSpec("topk", link_bps=bad)
+
+
 def test_spec_refuses_values_that_are_not_integers():
     # int() would have turned "3" into 3 and 1.5 into 1 silently.
     for bad in ("3", 1.5, True, None, b"3"):

@@ -153,10 +153,13 @@ class CodecSpec(_n.CodecSpec):
 
     Parameters are named as in the C API (block_size, k, density_ppm,
     value_dtype, zstd, chunk_size, threshold, sample_ppm, bits, levels, budget, revision); each is checked
-    against the codec's bounds when set.
+    against the codec's bounds when set. `link_bps`, not a parameter, is the speed of the
+    link the frames cross (bits per second, 0 = unknown): known, the zstd stage is used
+    only where it pays on that link (gw_codec_spec_set_link).
     """
 
-    def __init__(self, codec: Union[str, int, "CodecSpec"], **params: Any) -> None:
+    def __init__(self, codec: Union[str, int, "CodecSpec"], *, link_bps: int = 0,
+                 **params: Any) -> None:
         if isinstance(codec, _n.CodecSpec):
             super().__init__(codec)
         else:
@@ -168,6 +171,19 @@ class CodecSpec(_n.CodecSpec):
                     f"{k}={v}" for k, v in codecs().items())) from None
         for k, v in params.items():
             self[k] = v
+        if link_bps or not isinstance(codec, _n.CodecSpec):
+            self.link_bps = link_bps
+
+    @property
+    def link_bps(self) -> int:
+        """The link's speed in bits per second (0 = unknown); never on the wire."""
+        return self.get_link()
+
+    @link_bps.setter
+    def link_bps(self, bps: int) -> None:
+        if isinstance(bps, bool) or not isinstance(bps, numbers.Integral) or not 0 <= bps < 2**64:
+            raise ValueError(f"link_bps: expected bits per second, an integer >= 0, got {bps!r}")
+        self.set_link(int(bps))
 
     @classmethod
     def from_frame(cls, frame: Any) -> "CodecSpec":
@@ -239,9 +255,14 @@ class CodecSpec(_n.CodecSpec):
         return f"CodecSpec({self.name!r}{args})"
 
     def __reduce__(self):
-        return (CodecSpec, (self.name,), self.params)
+        state = dict(self.params)
+        if self.link_bps:
+            state["link_bps"] = self.link_bps  # never a parameter's name
+        return (CodecSpec, (self.name,), state)
 
     def __setstate__(self, params: Dict[str, Any]) -> None:
+        params = dict(params)
+        self.link_bps = params.pop("link_bps", 0)
         for k, v in params.items():
             self[k] = v
 
@@ -333,6 +354,8 @@ def decode_accumulate_many(frames: Any, acc: Any, alpha: float = 1.0) -> None:
 
 
 def _writable_f32(x: Any, what: str) -> np.ndarray:
+    if type(x) is np.ndarray and x.dtype == np.float32:  # the common case, first (per-call cost)
+        return x
     from ._buffers import _is_tensor, _tensor_view
     if _is_tensor(x):
         x = _tensor_view(x, what)
