@@ -8,7 +8,7 @@ drift reaches all of them alike. A row's ratio is the median over the
 repetitions of (the best peer's time in that repetition) / (gradwire's time):
 above 1 gradwire is faster than every peer.
 
-    python bench/peers.py [--sizes 1048576,16777216] [--repeat 15]
+    python bench/peers.py [--sizes 1048576,16777216] [--repeat 15] [--only decode_accumulate]
 """
 from __future__ import annotations
 
@@ -105,17 +105,20 @@ def ops(n, rng):
                     lambda k=k: np.argpartition(np.abs(x, out=nabs), n - k)[n - k:]))
 
     # 3. Top-k 1% decode_accumulate: the frame's entries added into a dense buffer.
+    # The frame as encoded for a 10 Gbit/s link (no zstd stage: it would not pay)
+    # and for a 100 Mbit/s one (staged); the peers get decoded indices and values.
     k = max(1, n // 100)
-    spec = gw.CodecSpec("topk", k=k)
-    f = gw.encode(spec, x)
     idx = np.sort(rng.choice(n, k, replace=False)).astype(np.int64)
     vals = rng.standard_normal(k, dtype=np.float32)
     tidx, tvals = torch.from_numpy(idx), torch.from_numpy(vals)
     acc = np.zeros(n, np.float32)
     tacc = torch.zeros(n)
-    out.append(("top-k 1% decode_accumulate", lambda: gw.decode_accumulate(f, acc, 0.5),
-                lambda: tacc.index_add_(0, tidx, tvals, alpha=0.5),
-                lambda: np.add.at(acc, idx, vals)))
+    for link, label in ((10**10, "10 Gbit/s"), (10**8, "100 Mbit/s, zstd")):
+        f = gw.encode(gw.CodecSpec("topk", k=k, link_bps=link), x)
+        out.append((f"top-k 1% decode_accumulate ({label})",
+                    lambda f=f: gw.decode_accumulate(f, acc, 0.5),
+                    lambda: tacc.index_add_(0, tidx, tvals, alpha=0.5),
+                    lambda: np.add.at(acc, idx, vals)))
 
     # 4. Random-k 1% encode: the peers gather at indices drawn beforehand.
     rk = gw.CodecSpec("randomk", k=k)
@@ -188,11 +191,14 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     ap.add_argument("--sizes", default="1048576,16777216")
     ap.add_argument("--repeat", type=int, default=15)
+    ap.add_argument("--only", default="", help="the operations whose name contains this")
     args = ap.parse_args()
     rng = np.random.default_rng(1)
     for n in (int(s) for s in args.sizes.split(",")):
         rows = []
         for name, g, t, npf in ops(n, rng):
+            if args.only not in name:
+                continue
             med, ratio = measure(g, t, npf, args.repeat)
             rows.append((name, med, ratio))
             print(f"  measured {name} at n = {n}", flush=True)
