@@ -865,7 +865,10 @@ _NATIVE_DOCS = {
         get_f32="The value of float parameter id p (threshold, budget).",
         set="Set integer parameter id p, checked against the codec's bounds (spec[name] = v "
             "says which bound was broken).",
-        set_f32="Set float parameter id p (finite, >= 0)."),
+        set_f32="Set float parameter id p (finite, >= 0).",
+        get_link="The link's speed in bits per second, 0 = unknown (spec.link_bps).",
+        set_link="Set the link's speed in bits per second (spec.link_bps = bps is the checked "
+                 "form)."),
 }
 for _cls in (Worker, Server, Cltk, LagsLayer, AsylpgMaster, AsylpgWorker, Fusion, CodecSpec):
     _docs = {**_NATIVE_DOCS["*"], **_NATIVE_DOCS[_cls.__name__]}
