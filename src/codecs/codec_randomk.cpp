@@ -58,7 +58,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     if (residual && residual != x && n) std::memmove(residual, x, n * sizeof(float));
     positions(kt, p, payload, n, k, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         float v[randk::kChunk], dec[randk::kChunk];
-        for (uint64_t j = 0; j < c; ++j) v[j] = x[idx[j]];
+        kt.gather(x, idx, c, v);
         uint8_t* dst = out + first * vs;
         if (vdt == GW_DTYPE_F16)
             kt.f32_to_f16(v, dst, c);
@@ -94,10 +94,7 @@ void accumulate(const kern::Table& kt, const CodecParams& p, const uint8_t* payl
     positions(kt, p, payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         float v[randk::kChunk];
         sparse::values_to_f32(kt, vdt, payload + kHead + first * vs, c, v);
-        for (uint64_t j = 0; j < c; ++j) {
-            const float t = alpha * v[j];
-            acc[idx[j]] = acc[idx[j]] + t;
-        }
+        kt.scatter_add(v, idx, c, alpha, acc);  // t = alpha * v; acc = acc + t
     });
 }
 
