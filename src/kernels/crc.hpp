@@ -220,10 +220,6 @@ inline uint32_t crc32c_fold(uint32_t crc, const unsigned char* p, size_t n) {
     for (; n != 0; --n) c = _mm_crc32_u8(uint32_t(c), *p++);
     return ~uint32_t(c);
 }
-inline bool crc_fold_supported() {
-    static const bool on = __builtin_cpu_supports("vpclmulqdq");
-    return on;
-}
 #endif  // AVX-512 && VPCLMULQDQ
 
 template <class Arch>
@@ -244,7 +240,7 @@ struct Crc {
     static uint32_t crc32c(uint32_t crc, const void* data, size_t n) {
 #if defined(__AVX512F__) && defined(__VPCLMULQDQ__) && defined(__SSE4_2__) && defined(__x86_64__)
         if constexpr (std::is_same_v<Arch, xsimd::avx512bw>)
-            if (n >= kCrcFoldMin && crc_fold_supported())
+            if (n >= kCrcFoldMin && cpu_has_vpclmulqdq())
                 return crc32c_fold(crc, static_cast<const unsigned char*>(data), n);
 #endif
 #if defined(__SSE4_2__) && defined(__x86_64__)

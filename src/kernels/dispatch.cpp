@@ -34,6 +34,7 @@ namespace {
 
 struct CpuSupport {
     bool sse2 = false, sse4_2 = false, avx2 = false, avx512 = false;
+    bool vpclmulqdq = false;  // with avx512: the CRC's carry-less folding
     bool neon = false;
 };
 
@@ -55,9 +56,9 @@ CpuSupport detect_cpu() {
     const bool sse3 = bit(c, 0), ssse3 = bit(c, 9), fma = bit(c, 12), sse41 = bit(c, 19),
                sse42 = bit(c, 20), popcnt = bit(c, 23), osxsave = bit(c, 27), avx = bit(c, 28),
                f16c = bit(c, 29);
-    unsigned b7 = 0;
+    unsigned b7 = 0, c7 = 0;
     if (__get_cpuid_max(0, nullptr) >= 7) {
-        unsigned a7 = 0, c7 = 0, d7 = 0;
+        unsigned a7 = 0, d7 = 0;
         __cpuid_count(7, 0, a7, b7, c7, d7);
     }
     const bool avx2 = bit(b7, 5), avx512f = bit(b7, 16), avx512dq = bit(b7, 17),
@@ -73,6 +74,7 @@ CpuSupport detect_cpu() {
     s.avx2 = s.sse4_2 && avx && avx2 && f16c && os_ymm;
     // clang's -mavx512f also enables FMA, so require it too.
     s.avx512 = s.avx2 && fma && avx512f && avx512dq && avx512cd && avx512bw && avx512vl && os_zmm;
+    s.vpclmulqdq = s.avx512 && bit(c, 1) && bit(c7, 10);  // PCLMULQDQ, VPCLMULQDQ
 #endif
 #if defined(__aarch64__)
     // Advanced SIMD (and the FP unit it needs) is part of the AArch64 base
@@ -186,6 +188,14 @@ gw_status set_target(gw_simd_target target) {
 }
 
 gw_simd_target active_target() { return active().target; }
+
+bool cpu_has_vpclmulqdq() {
+#if defined(GW_KERN_X86)
+    return cpu().vpclmulqdq;
+#else
+    return false;
+#endif
+}
 
 const char* target_name(gw_simd_target target) {
     switch (target) {

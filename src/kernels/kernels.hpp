@@ -208,6 +208,9 @@ const Table* table_for(gw_simd_target target);
 gw_status set_target(gw_simd_target target);
 gw_simd_target active_target();
 const char* target_name(gw_simd_target target);
+// True if the CPU has VPCLMULQDQ (and the AVX-512 state the avx512 table needs):
+// the crc family's folding code, on that table only.
+bool cpu_has_vpclmulqdq();
 
 // Floats in [0, 1) of the stream (seed, step, tensor) from element `first`
 // (u32_to_unit_float of each word): the active target's rng_u32, a stack
