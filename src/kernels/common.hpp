@@ -168,6 +168,7 @@ inline void unroll(Fn&& f) {
 //   movemask_i(b)       lane j of an int32 mask -> bit j
 //   expand(bits)        bit j (j < W) -> lane j of a float mask
 //   load_u16(p)         W little-endian u16 at p, zero-extended to I
+//   load_u8(p)          W bytes at p, zero-extended to I (reads W bytes)
 //   store_u16x2(a, b,p) the low 16 bits of a's then b's lanes (each 0..0xFFFF)
 //   load_h(p)           H::size u16 at p
 //   blend(m, t, f)      m ? t : f on I lanes (xsimd's integer select does not
@@ -231,6 +232,12 @@ struct Ops<xsimd::sse2> : Ops128<xsimd::sse2> {
         const __m128i v = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(p));
         return I(_mm_unpacklo_epi16(v, _mm_setzero_si128()));
     }
+    static I load_u8(const unsigned char* p) {
+        int32_t w;
+        std::memcpy(&w, p, 4);
+        const __m128i z = _mm_setzero_si128();
+        return I(_mm_unpacklo_epi16(_mm_unpacklo_epi8(_mm_cvtsi32_si128(w), z), z));
+    }
     static void store_u16x2(const I& a, const I& b, unsigned char* p) {
         // packs saturates signed: sign-extend the low 16 bits first.
         const __m128i sa = _mm_srai_epi32(_mm_slli_epi32(a, 16), 16);
@@ -245,6 +252,11 @@ template <>
 struct Ops<xsimd::sse4_2> : Ops128<xsimd::sse4_2> {
     static I load_u16(const unsigned char* p) {
         return I(_mm_cvtepu16_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
+    }
+    static I load_u8(const unsigned char* p) {
+        int32_t w;
+        std::memcpy(&w, p, 4);
+        return I(_mm_cvtepu8_epi32(_mm_cvtsi32_si128(w)));
     }
     static void store_u16x2(const I& a, const I& b, unsigned char* p) {
         _mm_storeu_si128(reinterpret_cast<__m128i*>(p), _mm_packus_epi32(a, b));
@@ -280,6 +292,9 @@ struct Ops<xsimd::avx2> {
     }
     static I load_u16(const unsigned char* p) {
         return I(_mm256_cvtepu16_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
+    }
+    static I load_u8(const unsigned char* p) {
+        return I(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(p))));
     }
     static void store_u16x2(const I& a, const I& b, unsigned char* p) {
         // packus works per 128-bit half: [a0-3 b0-3 | a4-7 b4-7] -> reorder quads.
@@ -325,6 +340,9 @@ struct Ops<xsimd::avx512bw> {
     static BF expand(uint32_t bits) { return BF(static_cast<__mmask16>(bits)); }
     static I load_u16(const unsigned char* p) {
         return I(_mm512_cvtepu16_epi32(_mm256_loadu_si256(reinterpret_cast<const __m256i*>(p))));
+    }
+    static I load_u8(const unsigned char* p) {
+        return I(_mm512_cvtepu8_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(p))));
     }
     static void store_u16x2(const I& a, const I& b, unsigned char* p) {
         _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), _mm512_cvtepi32_epi16(a));
@@ -380,6 +398,12 @@ struct Ops<xsimd::neon64> {
     static BF expand(uint32_t bits) { return BF(vtstq_u32(vdupq_n_u32(bits), lane_bits())); }
     static I load_u16(const unsigned char* p) {
         const uint16x4_t h = vreinterpret_u16_u8(vld1_u8(p));
+        return I(vreinterpretq_s32_u32(vmovl_u16(h)));
+    }
+    static I load_u8(const unsigned char* p) {
+        uint32_t w;
+        std::memcpy(&w, p, 4);
+        const uint16x4_t h = vget_low_u16(vmovl_u8(vreinterpret_u8_u32(vdup_n_u32(w))));
         return I(vreinterpretq_s32_u32(vmovl_u16(h)));
     }
     static void store_u16x2(const I& a, const I& b, unsigned char* p) {

@@ -54,6 +54,16 @@ constexpr size_t topk_scratch_bytes(size_t n, size_t k) {
 // so no word of a chunk falls to the narrower or scalar code.
 constexpr size_t kRngChunk = 768;
 
+// Where element 0 of a call lies in the Philox stream (seed, step, tensor).
+struct StreamAt {
+    uint64_t seed;
+    uint32_t step, tensor;
+    uint64_t first;
+};
+// Word kTieWord + e of a stream settles element e's rounding when its byte
+// cannot (stoch_round8): far above any word the bytes of n < 2^60 elements use.
+constexpr uint64_t kTieWord = uint64_t(1) << 62;
+
 struct Table {
     gw_simd_target target;
 
@@ -166,6 +176,19 @@ struct Table {
     // residual may equal x.
     void (*stoch_round)(const float* x, size_t n, float delta, int32_t lo, int32_t hi, bool pair,
                         const uint32_t* words, uint32_t* codes, float* residual);
+    // Rule revision 2 of that rounding: the same probability of rounding up,
+    // ceil(r * 2^24) * 2^-24, from one byte b = bytes[i] per element (r as above):
+    //   g = r * 256; q = floor(g);
+    //   up = b < q, or b == q and float(w & 0xFFFF) < (g - q) * 65536,
+    //   w = word kTieWord + at.first + i of the stream (drawn only on b == q);
+    //   c = f + (up ? 1 : 0) clamped; codes and residual as above.
+    void (*stoch_round8)(const float* x, size_t n, float delta, int32_t lo, int32_t hi, bool pair,
+                         const uint8_t* bytes, const StreamAt& at, uint32_t* codes,
+                         float* residual);
+    // codes[0..c) of `width` bits each (1..16, each < 2^width) LSB first into
+    // ceil(c * width / 8) bytes (the last byte's unused bits 0), and back.
+    void (*pack_codes)(const uint32_t* codes, size_t c, unsigned width, uint8_t* out);
+    void (*unpack_codes)(const uint8_t* in, size_t c, unsigned width, uint32_t* codes);
     // out[i] = v(codes[i] + lo);  acc[i] = acc[i] + alpha * v(codes[i] + lo)
     void (*dequant)(const uint32_t* codes, size_t n, float delta, int32_t lo, bool pair,
                     float* out);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "kernels/common.hpp"
+#include "util/bytes.hpp"
 #include "util/rng.hpp"
 
 namespace gw::kern {
@@ -61,6 +62,138 @@ struct Quantize<ScalarArch> {
                             bool pair, const uint32_t* words, uint32_t* codes, float* residual) {
         stoch_round_range(x, 0, n, delta, lo, hi, pair, words, codes, residual);
     }
+
+    // Revision 2 (kernels.hpp): the low 16 bits of the tie word decide when
+    // the byte equals q, so P(up) is revision 1's exactly.
+    static bool tie_up(const StreamAt& at, uint64_t i, float rest) {
+        const uint32_t w = rng_word(at.seed, at.step, at.tensor, kTieWord + at.first + i);
+        return float(w & 0xFFFFu) < rest;
+    }
+    // A tie (byte == q) the vector code wrote rounded down: x again, its
+    // tie word, and the lane rewritten without a branch on the outcome.
+    static void settle_tie(float x, float delta, int32_t lo, int32_t hi, bool pair,
+                           const StreamAt& at, uint64_t i, uint32_t* codes, float* residual) {
+        float t = x / delta;
+        if (pair) t = (t + 1.0f) * 0.5f;
+        const float f = __builtin_floorf(t);
+        const float g = (t - f) * 256.0f;
+        const float flo = float(lo), fhi = float(hi);
+        float c = f + (tie_up(at, i, (g - __builtin_floorf(g)) * 65536.0f) ? 1.0f : 0.0f);
+        c = c < flo ? flo : (c > fhi ? fhi : c);
+        codes[i] = uint32_t(int32_t(c - flo));
+        if (residual) residual[i] = x - value_of(c, delta, pair);
+    }
+    static float index_of8(float x, float delta, float lo, float hi, bool pair, uint8_t b,
+                           const StreamAt& at, uint64_t i) {
+        float t = x / delta;
+        if (pair) t = (t + 1.0f) * 0.5f;
+        const float f = __builtin_floorf(t);
+        const float g = (t - f) * 256.0f;
+        const float q = __builtin_floorf(g);
+        const float fb = float(b);
+        const bool up = fb < q || (fb == q && tie_up(at, i, (g - q) * 65536.0f));
+        float c = f + (up ? 1.0f : 0.0f);
+        c = c < lo ? lo : c;
+        return c > hi ? hi : c;
+    }
+    static void stoch_round8_range(const float* x, size_t i0, size_t n, float delta, int32_t lo,
+                                   int32_t hi, bool pair, const uint8_t* bytes,
+                                   const StreamAt& at, uint32_t* codes, float* residual) {
+        const float flo = float(lo), fhi = float(hi);
+        for (size_t i = i0; i < n; ++i) {
+            const float c = index_of8(x[i], delta, flo, fhi, pair, bytes[i], at, i);
+            codes[i] = uint32_t(int32_t(c - flo));
+            if (residual) residual[i] = x[i] - value_of(c, delta, pair);
+        }
+    }
+    static void stoch_round8(const float* x, size_t n, float delta, int32_t lo, int32_t hi,
+                             bool pair, const uint8_t* bytes, const StreamAt& at, uint32_t* codes,
+                             float* residual) {
+        stoch_round8_range(x, 0, n, delta, lo, hi, pair, bytes, at, codes, residual);
+    }
+    // Bit packing (kernels.hpp's pack_codes / unpack_codes): plain loops with
+    // constant shifts, which each target's compiler vectorizes for its ISA.
+    // Codes of W bits (1, 2 or 4), 8 / W per byte, with constant shifts.
+    template <unsigned W>
+    static void unpack_small(const uint8_t* in, size_t c, uint32_t* codes) {
+        constexpr unsigned per = 8 / W, mask = (1u << W) - 1;
+        const size_t full = c / per;
+        for (size_t j = 0; j < full; ++j)
+            for (unsigned k = 0; k < per; ++k) codes[j * per + k] = (in[j] >> (k * W)) & mask;
+        for (size_t i = full * per; i < c; ++i) codes[i] = (in[full] >> ((i - full * per) * W)) & mask;
+    }
+
+    // The same, packing: constant shifts let the compiler vectorize the loop.
+    template <unsigned W>
+    static void pack_small(const uint32_t* codes, size_t c, uint8_t* out) {
+        constexpr unsigned per = 8 / W;
+        const size_t full = c / per;
+        for (size_t j = 0; j < full; ++j) {
+            uint32_t b = 0;
+            for (unsigned k = 0; k < per; ++k) b |= codes[j * per + k] << (k * W);
+            out[j] = static_cast<uint8_t>(b);
+        }
+        if (c % per) {
+            uint32_t b = 0;
+            for (unsigned k = 0; k < c % per; ++k) b |= codes[full * per + k] << (k * W);
+            out[full] = static_cast<uint8_t>(b);
+        }
+    }
+
+    static void pack_codes(const uint32_t* codes, size_t c, unsigned width, uint8_t* out) {
+        // Widths that divide a byte or fill two: whole bytes, no bit buffer.
+        if (width == 8) {
+            for (size_t i = 0; i < c; ++i) out[i] = static_cast<uint8_t>(codes[i]);
+            return;
+        }
+        if (width == 16) {
+            for (size_t i = 0; i < c; ++i) store_le<uint16_t>(out + 2 * i, static_cast<uint16_t>(codes[i]));
+            return;
+        }
+        if (width == 1) return pack_small<1>(codes, c, out);
+        if (width == 2) return pack_small<2>(codes, c, out);
+        if (width == 4) return pack_small<4>(codes, c, out);
+        uint64_t buf = 0;
+        unsigned have = 0;
+        for (size_t i = 0; i < c; ++i) {
+            buf |= uint64_t(codes[i]) << have;
+            have += width;
+            while (have >= 8) {
+                *out++ = static_cast<uint8_t>(buf);
+                buf >>= 8;
+                have -= 8;
+            }
+        }
+        if (have) *out = static_cast<uint8_t>(buf);
+    }
+
+    static void unpack_codes(const uint8_t* in, size_t c, unsigned width, uint32_t* codes) {
+        if (width == 8) {
+            for (size_t i = 0; i < c; ++i) codes[i] = in[i];
+            return;
+        }
+        if (width == 16) {
+            for (size_t i = 0; i < c; ++i) codes[i] = load_le<uint16_t>(in + 2 * i);
+            return;
+        }
+        if (width == 1) return unpack_small<1>(in, c, codes);
+        if (width == 2) return unpack_small<2>(in, c, codes);
+        if (width == 4) return unpack_small<4>(in, c, codes);
+        const uint64_t mask = (uint64_t(1) << width) - 1;
+        uint64_t buf = 0;
+        unsigned have = 0;
+        for (size_t i = 0; i < c; ++i) {
+            while (have < width) {
+                buf |= uint64_t(*in++) << have;
+                have += 8;
+            }
+            codes[i] = static_cast<uint32_t>(buf & mask);
+            buf >>= width;
+            have -= width;
+        }
+    }
+
+
     static void dequant_range(const uint32_t* codes, size_t i0, size_t n, float delta, int32_t lo,
                               bool pair, float* out) {
         for (size_t i = i0; i < n; ++i)
@@ -236,6 +369,61 @@ struct Quantize : VecBase<Arch> {
         S::stoch_round_range(x, i, n, delta, lo, hi, pair, words, codes, residual);
     }
 
+    // Revision 2: every lane decided by its byte, except where the byte
+    // equals q (1 in 256). Those lanes are written rounded down and their
+    // masks kept; each run of kTieRun elements is then settled lane by lane.
+    // No branch or call in the vector loop (a call would spill every vector
+    // register); in place (residual == x) the run's x is kept for the ties.
+    static constexpr size_t kTieRun = 256;
+    template <bool Pair>
+    static size_t stoch_round8_impl(const float* x, size_t n, float delta, int32_t lo,
+                                    int32_t hi, const uint8_t* bytes, const StreamAt& at,
+                                    uint32_t* codes, float* residual) {
+        const F dv(delta), flo(static_cast<float>(lo)), fhi(static_cast<float>(hi));
+        const bool keep = residual == x;
+        alignas(64) float saved[kTieRun];
+        uint32_t masks[kTieRun / 4];
+        size_t done = 0;
+        while (n - done >= W) {
+            const size_t run = n - done < kTieRun ? n - done : kTieRun;
+            const size_t got = elementwise(run, [&](size_t jj) {
+                const size_t j = done + jj;
+                const F xv = loadf(x + j);
+                F t = O::div(xv, dv);
+                if constexpr (Pair) t = (t + F(1.0f)) * F(0.5f);
+                const F f = O::floor(t);
+                const F g = (t - f) * F(256.0f);
+                const F q = O::floor(g);
+                const F fb = xsimd::to_float(O::load_u8(bytes + j));
+                const F c = xsimd::min(
+                    xsimd::max(f + xsimd::select(fb < q, F(1.0f), F(0.0f)), flo), fhi);
+                masks[jj / W] = O::movemask(fb == q);
+                storei(xsimd::to_int(c - flo), codes + j);
+                if (residual) {
+                    if (keep) xv.store_aligned(saved + jj);
+                    (xv - value_of<Pair>(c, dv)).store_unaligned(residual + j);
+                }
+            });
+            const float* xs = keep ? saved : x + done;
+            for (size_t v = 0; v < got / W; ++v)
+                for (uint32_t m = masks[v]; m; m &= m - 1) {
+                    const size_t jj = v * W + unsigned(__builtin_ctz(m));
+                    S::settle_tie(xs[jj], delta, lo, hi, Pair, at, done + jj, codes, residual);
+                }
+            done += got;
+            if (got < run) break;  // fewer than W left: the scalar code's
+        }
+        return done;
+    }
+    static void stoch_round8(const float* x, size_t n, float delta, int32_t lo, int32_t hi,
+                             bool pair, const uint8_t* bytes, const StreamAt& at, uint32_t* codes,
+                             float* residual) {
+        const size_t i =
+            pair ? stoch_round8_impl<true>(x, n, delta, lo, hi, bytes, at, codes, residual)
+                 : stoch_round8_impl<false>(x, n, delta, lo, hi, bytes, at, codes, residual);
+        S::stoch_round8_range(x, i, n, delta, lo, hi, pair, bytes, at, codes, residual);
+    }
+
     template <bool Pair, class Fn>
     static size_t dequant_impl(const uint32_t* codes, size_t n, float delta, int32_t lo, Fn&& fn) {
         const F dv(delta);
@@ -271,6 +459,10 @@ constexpr void quantize_entries(Table& t) {
     t.rng_u32 = &K::rng_u32;
     t.max_abs_key = &K::max_abs_key;
     t.stoch_round = &K::stoch_round;
+    t.stoch_round8 = &K::stoch_round8;
+    // The scalar struct's loops, compiled for this target.
+    t.pack_codes = &Quantize<ScalarArch>::pack_codes;
+    t.unpack_codes = &Quantize<ScalarArch>::unpack_codes;
     t.dequant = &K::dequant;
     t.dequant_accumulate = &K::dequant_accumulate;
 }

@@ -101,6 +101,78 @@ TEST_P(KernelTest, StochRound) {
     }
 }
 
+// Revision 2: random bytes (a tie, byte == floor(r * 256), in 1 of 256) and
+// bytes forced to the tie on every third element, so the tie word's draw and
+// its stream position (kTieWord + first + i) are checked on every lane.
+TEST_P(KernelTest, StochRound8) {
+    std::mt19937_64 rng(9);
+    const kern::StreamAt ats[] = {{0, 0, 0, 0}, {0x123456789ull, 7, 3, (uint64_t(1) << 33) + 5}};
+    for (const Case& c : cases()) {
+        const auto& x = input(c.dist, c.n, 0);
+        if (!finite_all(x) || c.bmis > 1) continue;
+        SCOPED_TRACE(describe(c));
+        for (const GridCase& g : kGrids) {
+            const float delta = step_of(x, g);
+            for (const kern::StreamAt& at : ats) {
+                std::vector<uint8_t> bytes(c.n);
+                for (size_t i = 0; i < c.n; ++i) {
+                    bytes[i] = static_cast<uint8_t>(rng());
+                    if (i % 3 == 0) {
+                        float t = x[i] / delta;
+                        if (g.pair) t = (t + 1.0f) * 0.5f;
+                        bytes[i] = static_cast<uint8_t>(std::floor((t - std::floor(t)) * 256.0f));
+                    }
+                }
+                std::vector<uint32_t> want(c.n), got(c.n);
+                std::vector<float> want_r(c.n);
+                ref::stoch_round8(x.data(), c.n, delta, g.lo, g.hi, g.pair, bytes.data(), at,
+                                  want.data(), want_r.data());
+                Exact in(x.data(), 4 * c.n, 4 * c.fmis);
+                Guarded res(4 * c.n, 4 * c.fmis);
+                t_->stoch_round8(in.f(), c.n, delta, g.lo, g.hi, g.pair, bytes.data(), at,
+                                 got.data(), res.f());
+                ASSERT_TRUE(same_bytes(got.data(), want.data(), 4 * c.n)) << "hi=" << g.hi;
+                ASSERT_TRUE(same_floats(res.f(), want_r.data(), c.n)) << "hi=" << g.hi;
+                EXPECT_TRUE(res.guards_intact());
+                std::fill(got.begin(), got.end(), 0u);
+                t_->stoch_round8(in.f(), c.n, delta, g.lo, g.hi, g.pair, bytes.data(), at,
+                                 got.data(), nullptr);
+                ASSERT_TRUE(same_bytes(got.data(), want.data(), 4 * c.n));
+                Guarded io(4 * c.n, 4 * c.fmis);
+                io.fill_from(x.data());
+                t_->stoch_round8(io.f(), c.n, delta, g.lo, g.hi, g.pair, bytes.data(), at,
+                                 got.data(), io.f());
+                ASSERT_TRUE(same_bytes(got.data(), want.data(), 4 * c.n));
+                ASSERT_TRUE(same_floats(io.f(), want_r.data(), c.n));
+            }
+        }
+    }
+}
+
+// Every width at lengths around the vector widths and the byte boundaries,
+// packed against the bit-by-bit reference (the last byte's unused bits 0,
+// nothing written past it) and unpacked back.
+TEST_P(KernelTest, PackCodes) {
+    std::mt19937_64 rng(13);
+    for (unsigned width = 1; width <= 16; ++width)
+        for (size_t c : {size_t(0), size_t(1), size_t(3), size_t(7), size_t(8), size_t(15),
+                         size_t(16), size_t(17), size_t(63), size_t(64), size_t(65), size_t(129),
+                         size_t(768), size_t(1001), size_t(3072)}) {
+            std::vector<uint32_t> codes(c);
+            for (auto& v : codes) v = static_cast<uint32_t>(rng() & ((uint64_t(1) << width) - 1));
+            const size_t bytes = (c * width + 7) / 8;
+            std::vector<uint8_t> want(bytes + 1, 0xA5), got(bytes + 1, 0xA5);
+            ref::pack_codes(codes.data(), c, width, want.data());
+            t_->pack_codes(codes.data(), c, width, got.data());
+            ASSERT_EQ(got, want) << "width " << width << " c " << c;
+            std::vector<uint32_t> back(c + 1, 0xDEADBEEFu);
+            t_->unpack_codes(got.data(), c, width, back.data());
+            ASSERT_EQ(back[c], 0xDEADBEEFu);
+            back.resize(c);
+            ASSERT_EQ(back, codes) << "width " << width << " c " << c;
+        }
+}
+
 TEST_P(KernelTest, Dequant) {
     std::mt19937_64 rng(11);
     const float alphas[] = {1.0f, -1.0f, 0.25f, -3.5f};
