@@ -236,6 +236,25 @@ void kernels() {
         T().rng_u32(7, 1, 2, 0, w->get(), n);
         return [=] { T().stoch_round(x->get(), n, 0.75f, -7, 7, false, w->get(), c->get(), nullptr); };
     });
+    // Revision 2's rounding: a byte per element instead of a word.
+    add("kernel/stoch_round8", 9, [](size_t n) {
+        auto x = std::make_shared<Buf<float>>(normal(n, 1));
+        auto b = std::make_shared<Buf<uint32_t>>(alloc<uint32_t>(n / 4 + 1));
+        auto c = std::make_shared<Buf<uint32_t>>(alloc<uint32_t>(n));
+        T().rng_u32(7, 1, 2, 0, b->get(), n / 4 + 1);
+        return [=] {
+            const gw::kern::StreamAt at{7, 1, 2, 0};
+            T().stoch_round8(x->get(), n, 0.75f, -7, 7, false,
+                             reinterpret_cast<const uint8_t*>(b->get()), at, c->get(), nullptr);
+        };
+    });
+    // 4-bit codes packed (codes read, half a byte written per element).
+    add("kernel/pack_codes_4bit", 4.5, [](size_t n) {
+        auto c = std::make_shared<Buf<uint32_t>>(alloc<uint32_t>(n));
+        auto o = std::make_shared<Buf<uint8_t>>(alloc<uint8_t>(n / 2 + 1));
+        for (size_t i = 0; i < n; ++i) (*c)[i] = uint32_t(i * 2654435761u >> 28);
+        return [=] { T().pack_codes(c->get(), n, 4, o->get()); };
+    });
     add("kernel/crc32c", 4, [](size_t n) {
         auto x = std::make_shared<Buf<float>>(normal(n, 1));
         return [=] { benchmark::DoNotOptimize(T().crc32c(0, x->get(), n * 4)); };

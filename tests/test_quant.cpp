@@ -74,13 +74,16 @@ std::vector<float> inputs(size_t n, uint32_t seed) {
 }
 
 TEST(Quant, FramesIdenticalOnEveryTargetAndReadIndependently) {
+    for (int rev : {1, 2})
     for (int b : kBits)
         for (uint32_t block : {0u, 1u, 7u, 64u, 1000u})
-            for (size_t n : {size_t(0), size_t(1), size_t(9), size_t(255), size_t(257), size_t(5000)}) {
-                SCOPED_TRACE("b=" + std::to_string(b) + " block=" + std::to_string(block) +
-                             " n=" + std::to_string(n));
+            for (size_t n : {size_t(0), size_t(1), size_t(9), size_t(255), size_t(257), size_t(5000),
+                             size_t(13000)}) {
+                SCOPED_TRACE("rev=" + std::to_string(rev) + " b=" + std::to_string(b) +
+                             " block=" + std::to_string(block) + " n=" + std::to_string(n));
                 Spec s(GW_CODEC_QUANT, block);
                 s.set(GW_PARAM_BITS, b);
+                s.set(GW_PARAM_REVISION, rev);
                 const auto x = inputs(n, 5 + b);
                 const auto c = ctx_of(42, 3, 9);
                 ASSERT_EQ(gw_simd_set_target(GW_SIMD_SCALAR), GW_OK);
@@ -165,18 +168,50 @@ void check_unbiased(Spec& s, const std::vector<float>& x, int seeds, bool check_
 
 TEST(Quant, UnbiasedWithTheStatedVariance) {
     std::vector<float> x = {0.3f, -0.7f, 1.0f, -1.0f, 0.0f, 0.05f, -0.55f, 0.999f};
-    for (int b : {1, 2, 3, 4, 8}) {
-        SCOPED_TRACE("b=" + std::to_string(b));
-        Spec s(GW_CODEC_QUANT);
-        s.set(GW_PARAM_BITS, b);
-        const gw::gq::Grid g = gw::gq::for_bits(unsigned(b));
-        check_unbiased(s, x, 20000, true, &g);
+    for (int rev : {1, 2}) {
+        SCOPED_TRACE("revision " + std::to_string(rev));
+        for (int b : {1, 2, 3, 4, 8}) {
+            SCOPED_TRACE("b=" + std::to_string(b));
+            Spec s(GW_CODEC_QUANT);
+            s.set(GW_PARAM_BITS, b);
+            s.set(GW_PARAM_REVISION, rev);
+            const gw::gq::Grid g = gw::gq::for_bits(unsigned(b));
+            check_unbiased(s, x, 20000, true, &g);
+        }
+        Spec q(GW_CODEC_QSGD, 0);
+        q.set(GW_PARAM_LEVELS, 3);
+        q.set(GW_PARAM_REVISION, rev);
+        check_unbiased(q, x, 20000, false, nullptr);
+        Spec t(GW_CODEC_TERNGRAD);
+        t.set(GW_PARAM_REVISION, rev);
+        check_unbiased(t, x, 20000, false, nullptr);
     }
-    Spec q(GW_CODEC_QSGD, 0);
-    q.set(GW_PARAM_LEVELS, 3);
-    check_unbiased(q, x, 20000, false, nullptr);
-    Spec t(GW_CODEC_TERNGRAD);
-    check_unbiased(t, x, 20000, false, nullptr);
+}
+
+// Revision 2 decides with one byte where it can and with a tie word where
+// it cannot, so it rounds up with revision 1's probability ceil(r 2^24) 2^-24
+// even where r is finer than a byte: r = 2^-10 (byte alone: never up; tie
+// always up: 1/256), 3/256 + 2^-12, 1 - 2^-10 and 1 - 2^-20. 2^20 elements
+// at r, one at the grid's top (delta = 1): the count of ups is binomial.
+TEST(Quant, Revision2RoundsUpWithRevision1sProbability) {
+    const size_t n = size_t(1) << 20;
+    for (double r : {0x1.0p-10, 3.0 / 256 + 0x1.0p-12, 1.0 - 0x1.0p-10, 1.0 - 0x1.0p-20})
+        for (int rev : {1, 2}) {
+            SCOPED_TRACE("r=" + std::to_string(r) + " revision " + std::to_string(rev));
+            Spec s(GW_CODEC_QUANT);
+            s.set(GW_PARAM_BITS, 4);
+            s.set(GW_PARAM_REVISION, rev);
+            std::vector<float> x(n + 1, float(2.0 + r));
+            x[n] = 7.0f;  // delta = 7 / 7
+            const auto d = decode(encode_ctx(s, x, ctx_of(5, 1, 2)), n + 1);
+            size_t ups = 0;
+            for (size_t i = 0; i < n; ++i) {
+                ASSERT_TRUE(d[i] == 2.0f || d[i] == 3.0f) << d[i];
+                ups += d[i] == 3.0f;
+            }
+            const double mean = double(n) * r, sd = std::sqrt(mean * (1.0 - r));
+            EXPECT_NEAR(double(ups), mean, 6.0 * sd + 1.0);
+        }
 }
 
 TEST(Quant, VarianceFormulaAgainstTheDefinition) {

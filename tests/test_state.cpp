@@ -1047,6 +1047,7 @@ std::vector<Held> golden_held(const std::string& name, const Blob& blob) {
         o.n = n, o.tensor = 5, o.seed = 7;
         gwtest::Spec q(GW_CODEC_QUANT);
         q.set(GW_PARAM_BITS, 4);
+        q.set(GW_PARAM_REVISION, 1);  // the rounding rule the vector was written with
         gw_asylpg_worker* raw = nullptr;
         EXPECT_EQ(gw_asylpg_worker_create(&raw, &o, q), GW_OK);
         Owned<gw_asylpg_worker> w(raw, gw_asylpg_worker_free);

@@ -252,6 +252,7 @@ gw_asylpg_worker* make_aworker() {
     o.n = kN, o.tensor = 5, o.seed = 7;
     Spec q(GW_CODEC_QUANT);
     q.set(GW_PARAM_BITS, 4);
+    q.set(GW_PARAM_REVISION, 1);  // the rounding rule these vectors were written with
     gw_asylpg_worker* w = nullptr;
     EXPECT_EQ(gw_asylpg_worker_create(&w, &o, q), GW_OK);
     return w;
@@ -326,4 +327,27 @@ TEST(StateVectors, AsylpgWorkerWithAModel) {
         },
         [&](gw_asylpg_worker* w) { return aworker_step(w, 9); }, gw_asylpg_worker_free,
         gw_asylpg_worker_save_bound, gw_asylpg_worker_save, gw_asylpg_worker_load);
+}
+
+// The quant codec's rounding revision 2 came after this vector: a worker of
+// the default revision is another configuration and refuses it, leaving
+// itself untouched (its save is what it was).
+TEST(StateVectors, AsylpgWorkerOfTheDefaultRevisionRefusesARevisionOneBlob) {
+    const Bytes blob = file("asylpg_worker_quant_b4.state.hex");
+    gw_asylpg_worker_options o;
+    ASSERT_EQ(gw_asylpg_worker_options_init(&o, GW_ASYLPG_WORKER_OPTIONS_VERSION), GW_OK);
+    o.n = kN, o.tensor = 5, o.seed = 7;
+    Spec q(GW_CODEC_QUANT);
+    q.set(GW_PARAM_BITS, 4);
+    gw_asylpg_worker* w = nullptr;
+    ASSERT_EQ(gw_asylpg_worker_create(&w, &o, q), GW_OK);
+    auto save = [&] {
+        return out_of(w, gw_asylpg_worker_save_bound, [&](void* f, size_t cap, size_t* wr) {
+            return gw_asylpg_worker_save(w, f, cap, wr);
+        });
+    };
+    const Bytes before = save();
+    EXPECT_EQ(gw_asylpg_worker_load(w, blob.data(), blob.size()), GW_ERR_STATE_MISMATCH);
+    EXPECT_EQ(save(), before);
+    gw_asylpg_worker_free(w);
 }

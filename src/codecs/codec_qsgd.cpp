@@ -5,7 +5,7 @@
 // ceil(log2(2s + 1)) bits per code. Fixed-width codes rather than the
 // paper's Elias coding: the frame's size is known from (s, n), and decode is
 // one pass. Parameters: levels s (1..32767), block_size (default 512, 0 = one
-// bucket per tensor). Shares grid_quant.hpp.
+// bucket per tensor), revision (the rounding rule). Shares grid_quant.hpp.
 #include <cmath>
 #include <cstring>
 
@@ -16,11 +16,17 @@
 namespace gw {
 namespace {
 
-enum Slot { kLevels = 0, kBlock = 1 };
+enum Slot { kLevels = 0, kBlock = 1, kRevision = 2 };
+// The revision (grid_quant.hpp's rounding rule) came later: last, absent from the wire when 1.
 constexpr ParamDef kParams[] = {{GW_PARAM_LEVELS, "levels", 2, 1, 32767, 7},
-                                {GW_PARAM_BLOCK_SIZE, "block_size", 4, 0, UINT32_MAX, 512}};
+                                {GW_PARAM_BLOCK_SIZE, "block_size", 4, 0, UINT32_MAX, 512},
+                                revision_param(2)};
 
-gq::Grid grid(const CodecParams& p) { return gq::symmetric(static_cast<int32_t>(p.v[kLevels])); }
+gq::Grid grid(const CodecParams& p) {
+    gq::Grid g = gq::symmetric(static_cast<int32_t>(p.v[kLevels]));
+    g.rule = p.v[kRevision];
+    return g;
+}
 
 // delta = ||v||_2 / s, raised (by ulps) until delta * s >= ||v||_inf, so
 // rounding in float never pushes an element off the grid.

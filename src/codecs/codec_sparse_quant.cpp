@@ -124,7 +124,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     store_le<uint32_t>(payload, static_cast<uint32_t>(nnz));
     store_le<float>(payload + 4, delta);
     uint8_t* cp = payload + kHead;
-    gq::pack(codes, nnz, g.width, cp);
+    kt.pack_codes(codes, nnz, g.width, cp);
     sparse::write_gaps(idx, nnz, cp + code_bytes(g, nnz));
     *len = kHead + code_bytes(g, nnz) + 4 * nnz;
     if (residual) {
@@ -155,7 +155,7 @@ gw_status check(const kern::Table& kt, const CodecParams& p, const uint8_t* payl
     uint32_t codes[kChunk];
     for (uint64_t i = 0; i < nnz; i += kChunk) {
         const uint64_t c = nnz - i < kChunk ? nnz - i : kChunk;
-        gq::unpack(cp + i / 8 * g.width, c, g.width, codes);
+        kt.unpack_codes(cp + i / 8 * g.width, c, g.width, codes);
         for (uint64_t j = 0; j < c; ++j)
             if (codes[j] > top || codes[j] == zc) return GW_ERR_FRAME_PAYLOAD;
     }
@@ -173,7 +173,7 @@ void walk(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, F
                            [&](uint64_t first, uint64_t c, const uint32_t* idx) {
                                uint32_t codes[kChunk];
                                float v[kChunk];
-                               gq::unpack(cp + first / 8 * g.width, c, g.width, codes);
+                               kt.unpack_codes(cp + first / 8 * g.width, c, g.width, codes);
                                kt.dequant(codes, c, delta, g.lo, g.pair, v);
                                f(c, idx, v);
                            });

@@ -4,17 +4,24 @@
 // It is Q_(delta,2) of the quant codec under its own name and id, as users
 // look for it (the paper's layer-wise scaling is block_size 0, the default;
 // its optional gradient clipping is left to error feedback, which keeps what
-// a clipped value would have lost). Shares grid_quant.hpp.
+// a clipped value would have lost). Parameters: block_size, revision (the
+// rounding rule). Shares grid_quant.hpp.
 #include "codecs/codec.hpp"
 #include "codecs/grid_quant.hpp"
 
 namespace gw {
 namespace {
 
-enum Slot { kBlock = 0 };
-constexpr ParamDef kParams[] = {{GW_PARAM_BLOCK_SIZE, "block_size", 4, 0, UINT32_MAX, 0}};
+enum Slot { kBlock = 0, kRevision = 1 };
+// The revision (grid_quant.hpp's rounding rule) came later: last, absent from the wire when 1.
+constexpr ParamDef kParams[] = {{GW_PARAM_BLOCK_SIZE, "block_size", 4, 0, UINT32_MAX, 0},
+                                revision_param(2)};
 
-gq::Grid grid(const CodecParams&) { return gq::symmetric(1); }
+gq::Grid grid(const CodecParams& p) {
+    gq::Grid g = gq::symmetric(1);
+    g.rule = p.v[kRevision];
+    return g;
+}
 
 using E = gq::Entries<grid, kBlock, gq::max_rule>;
 

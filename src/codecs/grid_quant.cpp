@@ -12,6 +12,20 @@ namespace {
 // Elements per pass: one chunk of random words and codes on the stack, every
 // chunk's codes starting on a byte boundary (kernels.hpp).
 constexpr uint64_t kChunk = kern::kRngChunk;
+// Revision 2 takes a byte per element: four times the elements per chunk
+// for the same stream words.
+constexpr uint64_t kChunk8 = 4 * kern::kRngChunk;
+
+// The bytes of elements [e, e + c) under revision 2 (byte e%4 of word e/4,
+// the word's little-endian bytes): `words` holds c/4 + 2 words.
+const uint8_t* stream_bytes(const kern::Table& kt, const EncodeCtx& ctx, uint64_t e, uint64_t c,
+                            uint32_t* words) {
+    const uint64_t w0 = e >> 2, nw = ((e + c - 1) >> 2) - w0 + 1;
+    kt.rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, w0, words, nw);
+    if constexpr (!kHostLittleEndian)
+        for (uint64_t j = 0; j < nw; ++j) words[j] = __builtin_bswap32(words[j]);
+    return reinterpret_cast<const uint8_t*>(words) + (e & 3);
+}
 
 unsigned bits_for(uint64_t values) {
     unsigned w = 1;
@@ -127,17 +141,24 @@ gw_status encode(const CodecParams& p, const Grid& g, ScaleRule rule, uint64_t b
             if (residual && residual != x) std::memcpy(residual + first, x + first, d * 4);
             return;
         }
-        uint32_t words[kChunk], codes[kChunk];
-        for (uint64_t i = 0; i < d; i += kChunk) {
-            const uint64_t c = d - i < kChunk ? d - i : kChunk;
-            kt.rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, first + i, words, c);
-            kt.stoch_round(x + first + i, c, delta, g.lo, g.hi, g.pair, words, codes,
-                           residual ? residual + first + i : nullptr);
+        uint32_t words[kChunk8 / 4 + 2], codes[kChunk8];
+        const uint64_t chunk = g.rule == 2 ? kChunk8 : kChunk;
+        for (uint64_t i = 0; i < d; i += chunk) {
+            const uint64_t c = d - i < chunk ? d - i : chunk, e = first + i;
+            float* r = residual ? residual + e : nullptr;
+            if (g.rule == 2) {
+                const kern::StreamAt at{ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, e};
+                kt.stoch_round8(x + e, c, delta, g.lo, g.hi, g.pair,
+                                stream_bytes(kt, ctx, e, c, words), at, codes, r);
+            } else {
+                kt.rng_u32(ctx.seed, static_cast<uint32_t>(ctx.step), ctx.tensor, e, words, c);
+                kt.stoch_round(x + e, c, delta, g.lo, g.hi, g.pair, words, codes, r);
+            }
             if (check_residual && !kt.all_finite(residual + first + i, c)) {
                 residual_finite = false;
                 return;
             }
-            pack(codes, c, g.width, cp + i / 8 * g.width);
+            kt.pack_codes(codes, c, g.width, cp + i / 8 * g.width);
         }
     });
     if (!residual_finite) return GW_ERR_OVERFLOW;
@@ -160,7 +181,8 @@ bool fields_within(const uint8_t* in, uint64_t bytes, uint32_t top) {
 // True if each of the c codes at `in` (padding bits known to be 0) is at
 // most top. Byte-sized fields are tested where they lie, padding included
 // (0 passes any top); other widths are unpacked a chunk at a time.
-bool codes_within(const uint8_t* in, uint64_t c, unsigned width, uint32_t top) {
+bool codes_within(const kern::Table& kt, const uint8_t* in, uint64_t c, unsigned width,
+                  uint32_t top) {
     const uint64_t bytes = ceil_div(c * width, 8);
     if (width < 32 && top >= (uint32_t(1) << width) - 1) return true;  // every field fits
     if (top == 0) return fields_within<8>(in, bytes, 0);                // all zero, any width
@@ -170,7 +192,7 @@ bool codes_within(const uint8_t* in, uint64_t c, unsigned width, uint32_t top) {
     uint32_t codes[kChunk];
     for (uint64_t i = 0; i < c; i += kChunk) {
         const uint64_t n = c - i < kChunk ? c - i : kChunk;
-        unpack(in + i / 8 * width, n, width, codes);
+        kt.unpack_codes(in + i / 8 * width, n, width, codes);
         uint32_t hi = 0;  // largest code: one branch per chunk
         for (uint64_t j = 0; j < n; ++j) hi = codes[j] > hi ? codes[j] : hi;
         if (hi > top) return false;
@@ -179,7 +201,7 @@ bool codes_within(const uint8_t* in, uint64_t c, unsigned width, uint32_t top) {
 }
 }  // namespace
 
-gw_status check(const kern::Table&, const Grid& g, uint64_t block_size, const uint8_t* payload,
+gw_status check(const kern::Table& kt, const Grid& g, uint64_t block_size, const uint8_t* payload,
                 uint64_t len, uint64_t n) {
     uint64_t expected = 0;
     if (!payload_size(g, block_size, n, &expected) || len != expected) return GW_ERR_FRAME_LENGTH;
@@ -198,7 +220,7 @@ gw_status check(const kern::Table&, const Grid& g, uint64_t block_size, const ui
                            st = GW_ERR_FRAME_PAYLOAD;
                            return;
                        }
-                       if (!codes_within(cp, d, g.width, w == 0 ? 0 : top))
+                       if (!codes_within(kt, cp, d, g.width, w == 0 ? 0 : top))
                            st = GW_ERR_FRAME_PAYLOAD;
                    });
     return st;
@@ -206,14 +228,15 @@ gw_status check(const kern::Table&, const Grid& g, uint64_t block_size, const ui
 
 namespace {
 template <class F>
-void walk_codes(const Grid& g, uint64_t block_size, const uint8_t* payload, uint64_t n, F&& f) {
+void walk_codes(const kern::Table& kt, const Grid& g, uint64_t block_size, const uint8_t* payload,
+                uint64_t n, F&& f) {
     for_each_block(g, block_size, n, const_cast<uint8_t*>(payload),
                    [&](uint64_t, uint64_t first, uint64_t d, uint8_t* dp, uint8_t* cp) {
                        const float delta = load_le<float>(dp);
                        uint32_t codes[kChunk];
                        for (uint64_t i = 0; i < d; i += kChunk) {
                            const uint64_t c = d - i < kChunk ? d - i : kChunk;
-                           unpack(cp + i / 8 * g.width, c, g.width, codes);
+                           kt.unpack_codes(cp + i / 8 * g.width, c, g.width, codes);
                            f(first + i, c, delta, codes);
                        }
                    });
@@ -222,7 +245,7 @@ void walk_codes(const Grid& g, uint64_t block_size, const uint8_t* payload, uint
 
 void decode(const kern::Table& kt, const Grid& g, uint64_t block_size, const uint8_t* payload,
             uint64_t n, float* out) {
-    walk_codes(g, block_size, payload, n,
+    walk_codes(kt, g, block_size, payload, n,
                [&](uint64_t first, uint64_t c, float delta, const uint32_t* codes) {
                    kt.dequant(codes, c, delta, g.lo, g.pair, out + first);
                });
@@ -230,92 +253,10 @@ void decode(const kern::Table& kt, const Grid& g, uint64_t block_size, const uin
 
 void accumulate(const kern::Table& kt, const Grid& g, uint64_t block_size, const uint8_t* payload,
                 uint64_t n, float alpha, float* acc) {
-    walk_codes(g, block_size, payload, n,
+    walk_codes(kt, g, block_size, payload, n,
                [&](uint64_t first, uint64_t c, float delta, const uint32_t* codes) {
                    kt.dequant_accumulate(codes, c, delta, g.lo, g.pair, alpha, acc + first);
                });
-}
-
-namespace {
-// Codes of W bits (1, 2 or 4), 8 / W per byte, with constant shifts.
-template <unsigned W>
-void unpack_small(const uint8_t* in, size_t c, uint32_t* codes) {
-    constexpr unsigned per = 8 / W, mask = (1u << W) - 1;
-    const size_t full = c / per;
-    for (size_t j = 0; j < full; ++j)
-        for (unsigned k = 0; k < per; ++k) codes[j * per + k] = (in[j] >> (k * W)) & mask;
-    for (size_t i = full * per; i < c; ++i) codes[i] = (in[full] >> ((i - full * per) * W)) & mask;
-}
-
-// The same, packing: constant shifts let the compiler vectorize the loop.
-template <unsigned W>
-void pack_small(const uint32_t* codes, size_t c, uint8_t* out) {
-    constexpr unsigned per = 8 / W;
-    const size_t full = c / per;
-    for (size_t j = 0; j < full; ++j) {
-        uint32_t b = 0;
-        for (unsigned k = 0; k < per; ++k) b |= codes[j * per + k] << (k * W);
-        out[j] = static_cast<uint8_t>(b);
-    }
-    if (c % per) {
-        uint32_t b = 0;
-        for (unsigned k = 0; k < c % per; ++k) b |= codes[full * per + k] << (k * W);
-        out[full] = static_cast<uint8_t>(b);
-    }
-}
-}  // namespace
-
-void pack(const uint32_t* codes, size_t c, unsigned width, uint8_t* out) {
-    // Widths that divide a byte or fill two: whole bytes, no bit buffer.
-    if (width == 8) {
-        for (size_t i = 0; i < c; ++i) out[i] = static_cast<uint8_t>(codes[i]);
-        return;
-    }
-    if (width == 16) {
-        for (size_t i = 0; i < c; ++i) store_le<uint16_t>(out + 2 * i, static_cast<uint16_t>(codes[i]));
-        return;
-    }
-    if (width == 1) return pack_small<1>(codes, c, out);
-    if (width == 2) return pack_small<2>(codes, c, out);
-    if (width == 4) return pack_small<4>(codes, c, out);
-    uint64_t buf = 0;
-    unsigned have = 0;
-    for (size_t i = 0; i < c; ++i) {
-        buf |= uint64_t(codes[i]) << have;
-        have += width;
-        while (have >= 8) {
-            *out++ = static_cast<uint8_t>(buf);
-            buf >>= 8;
-            have -= 8;
-        }
-    }
-    if (have) *out = static_cast<uint8_t>(buf);
-}
-
-void unpack(const uint8_t* in, size_t c, unsigned width, uint32_t* codes) {
-    if (width == 8) {
-        for (size_t i = 0; i < c; ++i) codes[i] = in[i];
-        return;
-    }
-    if (width == 16) {
-        for (size_t i = 0; i < c; ++i) codes[i] = load_le<uint16_t>(in + 2 * i);
-        return;
-    }
-    if (width == 1) return unpack_small<1>(in, c, codes);
-    if (width == 2) return unpack_small<2>(in, c, codes);
-    if (width == 4) return unpack_small<4>(in, c, codes);
-    const uint64_t mask = (uint64_t(1) << width) - 1;
-    uint64_t buf = 0;
-    unsigned have = 0;
-    for (size_t i = 0; i < c; ++i) {
-        while (have < width) {
-            buf |= uint64_t(*in++) << have;
-            have += 8;
-        }
-        codes[i] = static_cast<uint32_t>(buf & mask);
-        buf >>= width;
-        have -= width;
-    }
 }
 
 bool padding_clear(const uint8_t* in, size_t c, unsigned width) {

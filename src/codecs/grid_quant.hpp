@@ -2,8 +2,10 @@
 // TernGrad codecs share (docs/algorithms.md s.5): x is cut into blocks, each
 // block gets one step delta from its codec's scale rule, and every element is
 // rounded to a neighbouring grid point c*delta with the probability that makes
-// it unbiased, drawing word i of the Philox stream (seed, step, tensor) for
-// element i. Codes c - lo are bit-packed, `width` bits each, LSB first.
+// it unbiased. Rule revision 1 draws word i of the Philox stream (seed, step,
+// tensor) for element i; revision 2 the same probabilities from byte i%4 of
+// word i/4 (and, 1 time in 256, a tie word: kernels.hpp's stoch_round8).
+// Codes c - lo are bit-packed, `width` bits each, LSB first.
 //
 //   payload: B float32 deltas | per block ceil(d_b * width / 8) code bytes
 //
@@ -23,6 +25,7 @@ struct Grid {
     int32_t lo = 0, hi = 0;  // grid indices: c in [lo, hi]
     bool pair = false;       // two levels +-delta (1-bit quantizer) instead of c*delta
     unsigned width = 1;      // bits per code
+    int64_t rule = 1;        // rounding rule revision (the frame's GW_PARAM_REVISION)
 };
 
 // c in [-levels, levels] (levels >= 1).
@@ -57,9 +60,7 @@ void decode(const kern::Table& kt, const Grid& g, uint64_t block_size, const uin
 void accumulate(const kern::Table& kt, const Grid& g, uint64_t block_size, const uint8_t* payload,
                 uint64_t n, float alpha, float* acc);
 
-// Bit packing: codes[0..c) of `width` bits into ceil(c*width/8) bytes, and back.
-void pack(const uint32_t* codes, size_t c, unsigned width, uint8_t* out);
-void unpack(const uint8_t* in, size_t c, unsigned width, uint32_t* codes);
+// Bit packing is the kernels' (pack_codes / unpack_codes).
 // True if the bits after c codes in the last byte are 0.
 bool padding_clear(const uint8_t* in, size_t c, unsigned width);
 

@@ -25,6 +25,8 @@ CodecParams quant_params(unsigned bits, uint32_t block) {
     CodecParams p = default_params(*codec_for(GW_CODEC_QUANT));
     set_param(&p, GW_PARAM_BITS, bits);
     set_param(&p, GW_PARAM_BLOCK_SIZE, block);
+    // Revision 1's rounding: AsyLPG's checkpoints and frames predate revision 2.
+    set_param(&p, GW_PARAM_REVISION, 1);
     return p;
 }
 
