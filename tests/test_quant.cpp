@@ -77,8 +77,8 @@ TEST(Quant, FramesIdenticalOnEveryTargetAndReadIndependently) {
     for (int rev : {1, 2})
     for (int b : kBits)
         for (uint32_t block : {0u, 1u, 7u, 64u, 1000u})
-            for (size_t n : {size_t(0), size_t(1), size_t(9), size_t(255), size_t(257), size_t(5000),
-                             size_t(13000)}) {
+            for (size_t n : {size_t(0), size_t(1), size_t(9), size_t(255), size_t(257),
+                             size_t(5000), size_t(13000)}) {
                 SCOPED_TRACE("rev=" + std::to_string(rev) + " b=" + std::to_string(b) +
                              " block=" + std::to_string(block) + " n=" + std::to_string(n));
                 Spec s(GW_CODEC_QUANT, block);

@@ -23,9 +23,7 @@ constexpr ParamDef kParams[] = {{GW_PARAM_LEVELS, "levels", 2, 1, 32767, 7},
                                 revision_param(2)};
 
 gq::Grid grid(const CodecParams& p) {
-    gq::Grid g = gq::symmetric(static_cast<int32_t>(p.v[kLevels]));
-    g.rule = p.v[kRevision];
-    return g;
+    return gq::ruled(gq::symmetric(static_cast<int32_t>(p.v[kLevels])), p.v[kRevision]);
 }
 
 // delta = ||v||_2 / s, raised (by ulps) until delta * s >= ||v||_inf, so

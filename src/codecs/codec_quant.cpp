@@ -21,9 +21,7 @@ constexpr ParamDef kParams[] = {{GW_PARAM_BITS, "bits", 1, 1, 16, 4},
                                 revision_param(2)};
 
 gq::Grid grid(const CodecParams& p) {
-    gq::Grid g = gq::for_bits(static_cast<unsigned>(p.v[kBits]));
-    g.rule = p.v[kRevision];
-    return g;
+    return gq::ruled(gq::for_bits(static_cast<unsigned>(p.v[kBits])), p.v[kRevision]);
 }
 
 gw_status validate(const CodecParams& p) {

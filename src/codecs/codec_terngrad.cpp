@@ -17,11 +17,7 @@ enum Slot { kBlock = 0, kRevision = 1 };
 constexpr ParamDef kParams[] = {{GW_PARAM_BLOCK_SIZE, "block_size", 4, 0, UINT32_MAX, 0},
                                 revision_param(2)};
 
-gq::Grid grid(const CodecParams& p) {
-    gq::Grid g = gq::symmetric(1);
-    g.rule = p.v[kRevision];
-    return g;
-}
+gq::Grid grid(const CodecParams& p) { return gq::ruled(gq::symmetric(1), p.v[kRevision]); }
 
 using E = gq::Entries<grid, kBlock, gq::max_rule>;
 

@@ -28,6 +28,12 @@ struct Grid {
     int64_t rule = 1;        // rounding rule revision (the frame's GW_PARAM_REVISION)
 };
 
+// g rounding by the rule of a codec's revision parameter.
+inline Grid ruled(Grid g, int64_t revision) {
+    g.rule = revision;
+    return g;
+}
+
 // c in [-levels, levels] (levels >= 1).
 Grid symmetric(int32_t levels);
 // AsyLPG's b-bit grid: levels 2^(b-1) - 1 for b >= 2; b = 1 is the pair grid.

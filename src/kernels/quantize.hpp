@@ -111,8 +111,8 @@ struct Quantize<ScalarArch> {
                              float* residual) {
         stoch_round8_range(x, 0, n, delta, lo, hi, pair, bytes, at, codes, residual);
     }
-    // Bit packing (kernels.hpp's pack_codes / unpack_codes): plain loops with
-    // constant shifts, which each target's compiler vectorizes for its ISA.
+    // Bit packing (kernels.hpp's pack_codes / unpack_codes): plain loops,
+    // compiled for each target, whose compiler vectorizes them for its ISA.
     // Codes of W bits (1, 2 or 4), 8 / W per byte, with constant shifts.
     template <unsigned W>
     static void unpack_small(const uint8_t* in, size_t c, uint32_t* codes) {
@@ -120,7 +120,8 @@ struct Quantize<ScalarArch> {
         const size_t full = c / per;
         for (size_t j = 0; j < full; ++j)
             for (unsigned k = 0; k < per; ++k) codes[j * per + k] = (in[j] >> (k * W)) & mask;
-        for (size_t i = full * per; i < c; ++i) codes[i] = (in[full] >> ((i - full * per) * W)) & mask;
+        for (size_t i = full * per; i < c; ++i)
+            codes[i] = (in[full] >> ((i - full * per) * W)) & mask;
     }
 
     // The same, packing: constant shifts let the compiler vectorize the loop.
@@ -147,7 +148,8 @@ struct Quantize<ScalarArch> {
             return;
         }
         if (width == 16) {
-            for (size_t i = 0; i < c; ++i) store_le<uint16_t>(out + 2 * i, static_cast<uint16_t>(codes[i]));
+            for (size_t i = 0; i < c; ++i)
+                store_le<uint16_t>(out + 2 * i, static_cast<uint16_t>(codes[i]));
             return;
         }
         if (width == 1) return pack_small<1>(codes, c, out);
@@ -192,7 +194,6 @@ struct Quantize<ScalarArch> {
             have -= width;
         }
     }
-
 
     static void dequant_range(const uint32_t* codes, size_t i0, size_t n, float delta, int32_t lo,
                               bool pair, float* out) {
