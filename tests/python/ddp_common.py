@@ -18,6 +18,7 @@ METHODS = {
     "ef": {},
     "ef_nesterov": dict(method="ef", momentum="nesterov", mu=0.9),
     "topk": {},
+    "topk_server": dict(method="topk", mode="server"),  # two-way: topk before it went one-way
     "fp16": {},
     "bf16": {},
     "efsignsgd": {},

@@ -324,19 +324,21 @@ def check_cast(rank, world):
                        "mass": mass, "sum_err": sum_err, "total": total,
                        "same_blobs": same_blobs,
                        "mode": state.mode, "handles": len(sd["handles"])}
-    # The old method fp16 (server mode): its states load with mode="server" given,
-    # and a cast state refuses them saying so.
-    ddp, old = hooked(mlp(), "fp16", state_kw=dict(mode="server"), bucket_cap_mb=TINY)
-    train(ddp, rank, steps=1)
-    sd = old.state_dict()
-    try:
-        GradwireState(DDP(mlp()), method="fp16").load_state_dict(sd)
-        out["old_refused"] = ""
-    except ValueError as e:
-        out["old_refused"] = str(e)
-    again = GradwireState(DDP(mlp()), method="fp16", mode="server")
-    again.load_state_dict(sd)
-    out["old_loads"] = again.state_dict()["handles"] == sd["handles"] and again.mode == "server"
+    # The old methods fp16 and topk (server mode): their states load with mode="server"
+    # given, and a state of the method's mode now refuses them saying so.
+    for method in ("fp16", "topk"):
+        ddp, old = hooked(mlp(), method, state_kw=dict(mode="server"), bucket_cap_mb=TINY)
+        train(ddp, rank, steps=1)
+        sd = old.state_dict()
+        try:
+            GradwireState(DDP(mlp()), method=method).load_state_dict(sd)
+            out[f"old_{method}_refused"] = ""
+        except ValueError as e:
+            out[f"old_{method}_refused"] = str(e)
+        again = GradwireState(DDP(mlp()), method=method, mode="server")
+        again.load_state_dict(sd)
+        out[f"old_{method}_loads"] = (again.state_dict()["handles"] == sd["handles"]
+                                      and again.mode == "server")
     return out
 
 
@@ -658,6 +660,23 @@ def check_momentum(rank, world):
     adam = torch.optim.Adam(ddp.parameters(), lr=1e-3)
     GradwireState(ddp, method="fp16", optimizer=adam)
     out["refused"] = refused
+    # DGC's masking, one step: each run's momentum buffers (this rank's gradient
+    # at step 1) and what its handles kept (0 where the rank's frame sent it).
+    masking = {}
+    for name, kw in (("topk", {}), ("topk-off", dict(momentum_masking=False)),
+                     ("lags", {}), ("lags-on", dict(momentum_masking=True))):
+        ddp = DDP(mlp(), bucket_cap_mb=TINY)
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+        state = GradwireState(ddp, method=name.split("-")[0], optimizer=opt, **kw)
+        ddp.register_comm_hook(state, hook)
+        x, y = data(0, rank)
+        loss_of(ddp(x), y).backward()
+        opt.step()
+        ps = list(ddp.parameters())
+        masking[name] = {"flag": state.momentum_masking,
+                         "buf": torch.cat([state._moment.bufs[i] for i in range(len(ps))]),
+                         "kept": torch.cat([kept(state, i, p.numel()) for i, p in enumerate(ps)])}
+    out["masking"] = masking
     return out
 
 

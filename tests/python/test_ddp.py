@@ -66,7 +66,7 @@ class Sim:
         o = C.state_options(name)
         self.method, self.M, self.sizes = o["method"], M, sizes
         preset = gw.ddp.METHODS[self.method]
-        self.mode = preset["mode"]
+        self.mode = o.get("mode", preset["mode"])
         if "codec" in preset:
             self.spec = gw.CodecSpec(preset["codec"][0], **preset["codec"][1])
         self.momentum, self.mu = o.get("momentum", "none"), o.get("mu", 0.0)
@@ -182,7 +182,8 @@ def check_world(world, tmp_path, accumulate=False):
         # buckets, which a resumed DDP builds anew: there, to float tolerance.
         for r in ranks[1:]:
             assert all(torch.equal(a, b) for a, b in zip(ranks[0]["params"], r["params"])), name
-        mode = gw.ddp.METHODS[C.state_options(name)["method"]]["mode"]
+        o = C.state_options(name)
+        mode = o.get("mode", gw.ddp.METHODS[o["method"]]["mode"])
         summed_by_gloo = mode in ("allreduce", "randomk", "cltk", "cast")
         # 16-bit sums: an addition in another order is one rounding of the cast apart
         tol = (dict(rtol=2e-5, atol=2e-6) if mode != "cast" else

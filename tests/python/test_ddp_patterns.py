@@ -109,7 +109,8 @@ def test_cast_matches_torch_compress_hooks(job):
             assert m["same_blobs"], (world, method, m)
             assert m["resumed_rel"] == 0.0 if world == 2 else m["resumed_rel"] < tol, \
                 (world, method, m)
-        assert "mode='server'" in r["old_refused"] and r["old_loads"], r
+        for m in ("fp16", "topk"):
+            assert "mode='server'" in r[f"old_{m}_refused"] and r[f"old_{m}_loads"], r
 
 
 def test_mass_is_kept(job):
@@ -254,6 +255,16 @@ def test_optimizer_momentum_moves_into_the_hook(job):
         assert refused["adam-given-True"].startswith("ValueError") and \
             "torch.optim.SGD with momentum" in refused["adam-given-True"]
         assert refused["adam-given-False"].startswith("RuntimeError: gradwire: method 'topk'")
+        # DGC's masking: topk's preset clears the momentum where the rank's frame sent
+        # its value, lags's preset does not; momentum_masking= overrides either.
+        mk = r["masking"]
+        assert [mk[n]["flag"] for n in ("topk", "topk-off", "lags", "lags-on")] == [
+            True, False, False, True]
+        for on, off in (("topk", "topk-off"), ("lags-on", "lags")):
+            sent = mk[on]["kept"] == 0
+            assert torch.equal(sent, mk[off]["kept"] == 0), on  # the same frames
+            assert torch.equal(mk[on]["buf"], mk[off]["buf"].masked_fill(sent, 0.0)), on
+            assert (sent & (mk[off]["buf"] != 0)).any(), off  # something sent, not masked
     replicas_agree(ranks, "nesterov", lambda r, m: r[m]["hook"])
 
 

@@ -32,7 +32,8 @@ class GradwireState:
                  optimizer: Optional[torch.optim.Optimizer] = None, lr: float = 1.0,
                  momentum: str = "none", mu: float = 0.0, seed: int = 0, beta: float = 1.0,
                  warmup_steps: int = 0, start_step: int = 0, policy: Optional[str] = None,
-                 probe_steps: int = 2, check_optimizer: bool = True) -> None:
+                 probe_steps: int = 2, check_optimizer: bool = True,
+                 momentum_masking: Optional[bool] = None) -> None:
         preset = METHODS.get(method)
         if preset is None and mode is None:
             raise ValueError(f"unknown method {method!r}: one of {sorted(METHODS)}, or give mode=")
@@ -66,6 +67,9 @@ class GradwireState:
             raise ValueError(f"start_step must be >= 0, not {start_step}")
         self.start_step = start_step  # steps 1..start_step: plain all-reduce
         self.check_optimizer = check_optimizer
+        # DGC's momentum factor masking (_optim.py): the preset's choice unless given.
+        self.momentum_masking = bool(preset.get("momentum_masking", True)
+                                     if momentum_masking is None else momentum_masking)
         policy = policy if policy is not None else preset.get("policy")
         if policy not in (None, "never_slower"):
             raise ValueError(f"unknown policy {policy!r}: None or 'never_slower'")
@@ -232,7 +236,7 @@ class GradwireState:
             if sd["codec"] is not None:
                 hint = (f": make the state with GradwireState(model, mode={sd['mode']!r}, "
                         f"codec={sd['codec'][0]!r}, ...) to resume it (method 'fp16' was mode "
-                        "'server' before mode 'cast')")
+                        "'server' before mode 'cast', method 'topk' before mode 'allgather')")
             raise ValueError(f"state of mode {sd['mode']} cannot load into mode {self.mode}"
                              + hint)
         if tuple(sd["world"]) != tuple(self._world):
@@ -265,6 +269,7 @@ class GradwireState:
         saved = d.pop("_saved")
         d.setdefault("start_step", 0)  # pickled before start_step existed
         d.setdefault("check_optimizer", True)
+        d.setdefault("momentum_masking", True)
         d.setdefault("_moment", Momentum())
         d.setdefault("policy", None)
         d.setdefault("_dense_decided", False)
