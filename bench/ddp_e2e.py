@@ -15,7 +15,8 @@ and every gradwire.ddp.METHODS entry through GradwireState(ddp, method=m,
 optimizer=opt) (a method refused by name runs with its preset's explicit
 mode and codec, marked '*'). `gw:<method>@<mode>` runs a method's codec in
 another mode: `gw:fp16@server` is method fp16 as it was before mode "cast"
-(all-to-all then all-gather through the sharded server).
+(all-to-all then all-gather through the sharded server), `gw:topk@server` method
+topk before it went one-way.
 
 Per (link, method): median step time over the timed steps, speedup against
 plain DDP at that link, bytes per rank per step on the link (the namespace's

@@ -23,7 +23,7 @@ from matplotlib.ticker import MaxNLocator  # noqa: E402
 
 LABELS = {"sgdm": "full-precision SGD, Nesterov momentum",
           "ef": "dist-EF-blockSGDM (1-bit, two-way)",
-          "topk": "top-k 1%, two-way",
+          "topk": "top-k 1%",  # two-way in the C demo, one-way through the DDP hook
           "slgs": "SLGS: top-k 0.1% over the model",
           "cltk": "ScaleCom CLT-k 1%",
           "lags": "LAGS-SGD 0.1% per layer",
