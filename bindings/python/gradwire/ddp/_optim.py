@@ -39,6 +39,8 @@ from torch.optim.optimizer import register_optimizer_step_pre_hook
 class Momentum:
     """Per-parameter momentum buffers (float32, this rank's own)."""
 
+    masking = True  # DGC's masking after sparse exchanges (False: mask* do nothing)
+
     def __init__(self) -> None:
         self.rule: Dict[int, tuple] = {}     # pid -> (mu, dampening, nesterov)
         self.bufs: Dict[int, torch.Tensor] = {}
@@ -69,12 +71,12 @@ class Momentum:
         momentum starts again from zero, so the mass just sent is not pushed
         again by the momentum that built it up."""
         buf = self.bufs.get(pid)
-        if buf is not None:
+        if buf is not None and self.masking:
             buf[start:start + sent.numel()].masked_fill_(sent != 0, 0.0)
 
     def mask_frame(self, pid: int, start: int, frame: torch.Tensor, n: int) -> None:
         """mask() at the positions a sparse frame of n elements holds."""
-        if pid not in self.bufs:
+        if pid not in self.bufs or not self.masking:
             return
         if self._scratch.numel() < n:
             self._scratch = torch.empty(n, dtype=torch.float32)
@@ -83,7 +85,7 @@ class Momentum:
 
     def mask_at(self, pid: int, positions: Any) -> None:
         buf = self.bufs.get(pid)
-        if buf is not None:
+        if buf is not None and self.masking:
             buf[torch.from_numpy(np.asarray(positions, dtype=np.int64))] = 0.0
 
     def state_dict(self) -> Dict[int, torch.Tensor]:

@@ -67,9 +67,6 @@ class GradwireState:
             raise ValueError(f"start_step must be >= 0, not {start_step}")
         self.start_step = start_step  # steps 1..start_step: plain all-reduce
         self.check_optimizer = check_optimizer
-        # DGC's momentum factor masking (_optim.py): the preset's choice unless given.
-        self.momentum_masking = bool(preset.get("momentum_masking", True)
-                                     if momentum_masking is None else momentum_masking)
         policy = policy if policy is not None else preset.get("policy")
         if policy not in (None, "never_slower"):
             raise ValueError(f"unknown policy {policy!r}: None or 'never_slower'")
@@ -81,6 +78,9 @@ class GradwireState:
         self._dense_decided = False  # this step: never_slower's all-dense, by the hook
         self._blobs: Dict[Tuple, bytes] = {}   # restored, loaded when a handle is made
         self._moment = Momentum()
+        # DGC's momentum factor masking (_optim.py): the preset's choice unless given.
+        self._moment.masking = bool(preset.get("momentum_masking", True)
+                                    if momentum_masking is None else momentum_masking)
         self.process_group = process_group
         self._world: Optional[Tuple[int, int]] = None
         self._attach_none()
@@ -208,6 +208,11 @@ class GradwireState:
         return out
 
     @property
+    def momentum_masking(self) -> bool:
+        """Whether the momentum taken over is cleared where a sparse frame sent it."""
+        return self._moment.masking
+
+    @property
     def bytes_sent(self) -> int:
         """Bytes this rank handed to torch.distributed through the hook."""
         return self.comm.sent
@@ -269,7 +274,6 @@ class GradwireState:
         saved = d.pop("_saved")
         d.setdefault("start_step", 0)  # pickled before start_step existed
         d.setdefault("check_optimizer", True)
-        d.setdefault("momentum_masking", True)
         d.setdefault("_moment", Momentum())
         d.setdefault("policy", None)
         d.setdefault("_dense_decided", False)

@@ -22,7 +22,7 @@ def exchange(state, bucket) -> None:
                for pid, _, n in layout]
     bounds = [h.frame_bound() for h in handles]
     send = SendBuffer(sum(bounds))
-    masking = sparse(state.codec) and state._moment and state.momentum_masking
+    masking = sparse(state.codec) and state._moment
     for (pid, off, n), h, bound in zip(layout, handles, bounds):
         g = flat[off:off + n]
         size = send.write(bound, lambda o: h.step(g, state.lr_of(pid), out=o))

@@ -46,7 +46,7 @@ def exchange(state, bucket) -> None:
             frames[i] = f
     values = [h.extract(f) for h, f in zip(hs, frames)]
     for (pid, _, _), h, f in zip(layout, hs, frames):
-        if f is not None and state.momentum_masking:  # a sparse round: DGC's masking
+        if f is not None:  # a sparse round: DGC's masking, where momentum is taken over
             state._moment.mask_at(pid, h.indices())
     summed = comm.all_reduce_sum(torch.from_numpy(np.concatenate(values))).wait().numpy()
     pos = 0

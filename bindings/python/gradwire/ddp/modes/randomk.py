@@ -29,8 +29,7 @@ def exchange(state, bucket) -> None:
                             revision=state.codec["revision"])
         decode(w.step(flat[off:off + n], state.lr_of(pid)), out=dense[:n])
         picks.append((idx, gather(dense[:n], idx)))
-        if state.momentum_masking:  # DGC's masking, where momentum is taken over
-            state._moment.mask_at(pid, idx)
+        state._moment.mask_at(pid, idx)  # DGC's masking, where momentum is taken over
     values = torch.from_numpy(np.concatenate([v for _, v in picks]))
     summed = comm.all_reduce_sum(values).wait().numpy()
     pos = 0

@@ -26,7 +26,7 @@ def exchange(state, bucket) -> None:
     # 1. worker frames, region j for slice j's owner
     send = SendBuffer(sum(map(sum, bounds)))
     sizes = []
-    masking = sparse(state.codec) and state._moment and state.momentum_masking
+    masking = sparse(state.codec) and state._moment
     for j in range(M):
         start = send.pos
         for (pid, off, _, s), w, bound in zip(slices[j], workers[j], bounds[j]):
