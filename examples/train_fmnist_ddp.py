@@ -40,8 +40,8 @@ def load_idx(data_dir, name):
     return torch.from_numpy(x), torch.from_numpy(y)
 
 
-def make_model(kind):
-    torch.manual_seed(1)
+def make_model(kind, seed=0):
+    torch.manual_seed(1 + seed)
     nn = torch.nn
     if kind == "cnn":  # a small CNN: 2 conv layers and a classifier, 26k parameters
         return nn.Sequential(nn.Unflatten(1, (1, 28, 28)), nn.Conv2d(1, 16, 5), nn.ReLU(),
@@ -67,7 +67,7 @@ def run(rank, world, port, args, queue):
         xtr, ytr = xtr[:6000], ytr[:6000]
     numel = sum(p.numel() for p in make_model(args.model).parameters())
     for method in args.methods:
-        model = DDP(make_model(args.model))
+        model = DDP(make_model(args.model, args.seed))
         opt = make_optimizer(args, model.parameters())
         state = None
         if method != "ddp":
@@ -79,7 +79,7 @@ def run(rank, world, port, args, queue):
         steps_per_epoch = len(xtr) // (args.batch * world)
         t0 = time.time()
         for epoch in range(args.epochs):
-            perm = torch.randperm(len(xtr), generator=torch.Generator().manual_seed(epoch))
+            perm = torch.randperm(len(xtr), generator=torch.Generator().manual_seed(epoch + 1000 * args.seed))
             total = 0.0
             for s in range(steps_per_epoch):
                 idx = perm[(s * world + rank) * args.batch:(s * world + rank + 1) * args.batch]
@@ -131,7 +131,8 @@ def main(argv=None):
     ap.add_argument("--momentum-after", action="store_true",
                     help="leave the optimizer's momentum after the exchange (not given to the "
                          "state; what gradwire refuses by default): to see why it is refused")
-    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--seed", type=int, default=0,
+                    help="seeds the model's initial weights, the data order and gradwire's streams")
     ap.add_argument("--quick", action="store_true", help="6000 training samples, 1 epoch")
     ap.add_argument("--data", default="/usr/share/datasets/fashion-mnist")
     ap.add_argument("--csv", default="",
