@@ -339,6 +339,19 @@ def check_cast(rank, world):
         again.load_state_dict(sd)
         out[f"old_{method}_loads"] = (again.state_dict()["handles"] == sd["handles"]
                                       and again.mode == "server")
+    # Method ef had 256-element blocks: its old states load with that codec given.
+    old_codec = C.gw.CodecSpec("scaled_sign", block_size=256)
+    ddp, old = hooked(mlp(), "ef", state_kw=dict(codec=old_codec), bucket_cap_mb=TINY)
+    train(ddp, rank, steps=1)
+    sd = old.state_dict()
+    try:
+        GradwireState(DDP(mlp()), method="ef").load_state_dict(sd)
+        out["old_ef_refused"] = ""
+    except ValueError as e:
+        out["old_ef_refused"] = str(e)
+    again = GradwireState(DDP(mlp()), method="ef", codec=old_codec)
+    again.load_state_dict(sd)
+    out["old_ef_loads"] = again.state_dict()["handles"] == sd["handles"]
     return out
 
 
