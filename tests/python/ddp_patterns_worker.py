@@ -324,10 +324,12 @@ def check_cast(rank, world):
                        "mass": mass, "sum_err": sum_err, "total": total,
                        "same_blobs": same_blobs,
                        "mode": state.mode, "handles": len(sd["handles"])}
-    # The old methods fp16 and topk (server mode): their states load with mode="server"
-    # given, and a state of the method's mode now refuses them saying so.
-    for method in ("fp16", "topk"):
-        ddp, old = hooked(mlp(), method, state_kw=dict(mode="server"), bucket_cap_mb=TINY)
+    # States of the presets before: fp16 and topk ran mode server, ef scaled 256-element
+    # blocks. They load with that given, and the method's default refuses them saying so.
+    old_presets = {"fp16": dict(mode="server"), "topk": dict(mode="server"),
+                   "ef": dict(codec=C.gw.CodecSpec("scaled_sign", block_size=256))}
+    for method, before in old_presets.items():
+        ddp, old = hooked(mlp(), method, state_kw=before, bucket_cap_mb=TINY)
         train(ddp, rank, steps=1)
         sd = old.state_dict()
         try:
@@ -335,23 +337,9 @@ def check_cast(rank, world):
             out[f"old_{method}_refused"] = ""
         except ValueError as e:
             out[f"old_{method}_refused"] = str(e)
-        again = GradwireState(DDP(mlp()), method=method, mode="server")
+        again = GradwireState(DDP(mlp()), method=method, **before)
         again.load_state_dict(sd)
-        out[f"old_{method}_loads"] = (again.state_dict()["handles"] == sd["handles"]
-                                      and again.mode == "server")
-    # Method ef had 256-element blocks: its old states load with that codec given.
-    old_codec = C.gw.CodecSpec("scaled_sign", block_size=256)
-    ddp, old = hooked(mlp(), "ef", state_kw=dict(codec=old_codec), bucket_cap_mb=TINY)
-    train(ddp, rank, steps=1)
-    sd = old.state_dict()
-    try:
-        GradwireState(DDP(mlp()), method="ef").load_state_dict(sd)
-        out["old_ef_refused"] = ""
-    except ValueError as e:
-        out["old_ef_refused"] = str(e)
-    again = GradwireState(DDP(mlp()), method="ef", codec=old_codec)
-    again.load_state_dict(sd)
-    out["old_ef_loads"] = again.state_dict()["handles"] == sd["handles"]
+        out[f"old_{method}_loads"] = again.state_dict()["handles"] == sd["handles"]
     return out
 
 
