@@ -324,10 +324,12 @@ def check_cast(rank, world):
                        "mass": mass, "sum_err": sum_err, "total": total,
                        "same_blobs": same_blobs,
                        "mode": state.mode, "handles": len(sd["handles"])}
-    # States of the presets before: fp16 and topk ran mode server, ef scaled 256-element
-    # blocks. They load with that given, and the method's default refuses them saying so.
+    # States of the presets before: fp16 and topk ran mode server, ef and efsignsgd
+    # scaled 256-element blocks. They load with that given, and the method's default
+    # refuses them saying so.
+    blocks256 = dict(codec=C.gw.CodecSpec("scaled_sign", block_size=256))
     old_presets = {"fp16": dict(mode="server"), "topk": dict(mode="server"),
-                   "ef": dict(codec=C.gw.CodecSpec("scaled_sign", block_size=256))}
+                   "ef": blocks256, "efsignsgd": blocks256}
     for method, before in old_presets.items():
         ddp, old = hooked(mlp(), method, state_kw=before, bucket_cap_mb=TINY)
         train(ddp, rank, steps=1)

@@ -111,8 +111,9 @@ def test_cast_matches_torch_compress_hooks(job):
                 (world, method, m)
         for m in ("fp16", "topk"):
             assert "mode='server'" in r[f"old_{m}_refused"] and r[f"old_{m}_loads"], r
-        assert ("codec=CodecSpec('scaled_sign', block_size=256)" in r["old_ef_refused"]
-                and r["old_ef_loads"]), r
+        for m in ("ef", "efsignsgd"):
+            assert ("codec=CodecSpec('scaled_sign', block_size=256)" in r[f"old_{m}_refused"]
+                    and r[f"old_{m}_loads"]), r
 
 
 def test_mass_is_kept(job):

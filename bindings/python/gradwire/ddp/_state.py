@@ -253,8 +253,8 @@ class GradwireState:
         codec = None if sd["codec"] is None else CodecSpec(sd["codec"][0], **sd["codec"][1])
         if codec != self.codec:
             raise ValueError(f"state was saved with codec {codec}, this one uses {self.codec}: "
-                             f"make the state with codec={codec} to resume it (methods 'ef' "
-                             "and 'auto' had block_size=256 before 64)")
+                             f"make the state with codec={codec} to resume it (methods 'ef', "
+                             "'efsignsgd' and 'auto' had block_size=256 before 64)")
         for h in self._handles.values():
             h.close()
         self._handles, self._blobs = {}, dict(sd["handles"])
