@@ -79,7 +79,8 @@ def run(rank, world, port, args, queue):
         steps_per_epoch = len(xtr) // (args.batch * world)
         t0 = time.time()
         for epoch in range(args.epochs):
-            perm = torch.randperm(len(xtr), generator=torch.Generator().manual_seed(epoch + 1000 * args.seed))
+            order = torch.Generator().manual_seed(epoch + 1000 * args.seed)
+            perm = torch.randperm(len(xtr), generator=order)
             total = 0.0
             for s in range(steps_per_epoch):
                 idx = perm[(s * world + rank) * args.batch:(s * world + rank + 1) * args.batch]
