@@ -631,8 +631,16 @@ def check_momentum(rank, world):
     first, st = topk_run(3)
     blob_params = [{k: v.clone() for k, v in first.module.state_dict().items()}]
     resumed, _ = topk_run(2, pickle.dumps(st))
+    # Pickled at 99ee165 the masking flag sat on the state, beside a Momentum without one.
+    old = st.__getstate__()
+    vars(old["_moment"]).pop("masking", None)
+    old["momentum_masking"] = False
+    back = GradwireState.__new__(GradwireState)
+    back.__setstate__(pickle.loads(pickle.dumps(old)))
     out["resume"] = {"straight": params(straight.module), "resumed": params(resumed.module),
-                     "buffers": len(st.state_dict()["momentum"])}
+                     "buffers": len(st.state_dict()["momentum"]),
+                     "old_masking": (st.momentum_masking, back.momentum_masking,
+                                     "momentum_masking" in vars(back))}
     # The guard.
     refused = {}
     for method, kw in (("ef", {}), ("fp16", {}), ("ef", dict(check_optimizer=False))):

@@ -252,6 +252,7 @@ def test_optimizer_momentum_moves_into_the_hook(job):
         res = r["resume"]
         assert res["buffers"] > 0
         assert same(res["straight"], res["resumed"], True), world
+        assert res["old_masking"] == (True, False, False)  # the old pickle's flag kept
         refused = r["refused"]
         assert "optimizer=opt" in refused["ef"] and "momentum=0.9" in refused["ef"]
         assert refused["fp16"] == "" and refused["ef-unchecked"] == ""

@@ -277,6 +277,8 @@ class GradwireState:
         d.setdefault("start_step", 0)  # pickled before start_step existed
         d.setdefault("check_optimizer", True)
         d.setdefault("_moment", Momentum())
+        if "momentum_masking" in d:  # pickled at 99ee165, when the flag sat on the state
+            d["_moment"].masking = bool(d.pop("momentum_masking"))
         d.setdefault("policy", None)
         d.setdefault("_dense_decided", False)
         self.__dict__.update(d)
