@@ -14,6 +14,7 @@ import os
 import pickle
 import sys
 import traceback
+import warnings
 
 import torch
 import torch.distributed as dist
@@ -688,6 +689,17 @@ def check_momentum(rank, world):
                          "buf": torch.cat([state._moment.bufs[i] for i in range(len(ps))]),
                          "kept": torch.cat([kept(state, i, p.numel()) for i, p in enumerate(ps)])}
     out["masking"] = masking
+    # Heavy-ball momentum given to lags or cltk warns (what to change); Nesterov's does not.
+    warned = {}
+    for method, nesterov in (("lags", False), ("lags", True), ("cltk", False), ("topk", False)):
+        ddp = DDP(mlp())
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9, nesterov=nesterov)
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            GradwireState(ddp, method=method, optimizer=opt)
+        warned[f"{method}{'-nesterov' if nesterov else ''}"] = [str(w.message) for w in caught
+                                                                 if "gradwire" in str(w.message)]
+    out["warned"] = warned
     return out
 
 

@@ -269,6 +269,11 @@ def test_optimizer_momentum_moves_into_the_hook(job):
             assert torch.equal(sent, mk[off]["kept"] == 0), on  # the same frames
             assert torch.equal(mk[on]["buf"], mk[off]["buf"].masked_fill(sent, 0.0)), on
             assert (sent & (mk[off]["buf"] != 0)).any(), off  # something sent, not masked
+        warned = r["warned"]
+        assert not warned["lags-nesterov"] and not warned["topk"], warned
+        for mode in ("lags", "cltk"):
+            assert len(warned[mode]) == 1 and f"mode {mode!r} with heavy-ball" in \
+                warned[mode][0] and "nesterov=True" in warned[mode][0], warned
     replicas_agree(ranks, "nesterov", lambda r, m: r[m]["hook"])
 
 

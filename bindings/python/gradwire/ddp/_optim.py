@@ -168,6 +168,13 @@ def _momentum_of(optimizer: torch.optim.Optimizer) -> Optional[str]:
     return None
 
 
+def heavy_ball(optimizer: torch.optim.Optimizer) -> bool:
+    """Whether `optimizer` is an SGD with momentum but not Nesterov's in some group."""
+    return isinstance(optimizer, torch.optim.SGD) and any(
+        float(g.get("momentum", 0.0) or 0.0) > 0 and not g.get("nesterov", False)
+        for g in optimizer.param_groups)
+
+
 def refusal(method: str, optimizer: torch.optim.Optimizer) -> Optional[str]:
     """Why `optimizer` after the exchange does not go with `method`, and what
     to do instead; None if it does."""

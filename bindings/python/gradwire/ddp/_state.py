@@ -5,16 +5,17 @@ from __future__ import annotations
 
 import inspect
 import json
+import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .._torch import dist, torch  # first: says how to install torch if it is missing
 from .. import Cltk, CodecSpec, LagsLayer, Server, Worker
 from .._collectives import Collectives
 from ._engine import Engine
-from ._optim import ADAM_FAMILY, Guard, Momentum, refusal, take_over
+from ._optim import ADAM_FAMILY, Guard, Momentum, heavy_ball, refusal, take_over
 from ._policy import NeverSlower, held_back
 from ._reshard import reshard
-from .modes import METHODS, MODES, REFUSED
+from .modes import HEAVY_BALL, METHODS, MODES, REFUSED
 from .modes.cast import DTYPES as CAST_CODECS, Residual
 
 # Parameter dtypes the compressed modes take (float64 is compressed in float32).
@@ -164,6 +165,8 @@ class GradwireState:
             why = refusal(self.method, optimizer) if self.holds_mass_back() else None
             if why is not None and self.check_optimizer and isinstance(optimizer, ADAM_FAMILY):
                 raise ValueError(why)
+            if self.mode in HEAVY_BALL and heavy_ball(optimizer):
+                warnings.warn(f"gradwire: {HEAVY_BALL[self.mode]}", UserWarning, stacklevel=2)
             self._optimizer = optimizer
             # Full precision and the float casts leave momentum in the optimizer
             # (after an exact or near-exact average it is the same arithmetic).
