@@ -272,8 +272,11 @@ def test_optimizer_momentum_moves_into_the_hook(job):
         warned = r["warned"]
         assert not warned["lags-nesterov"] and not warned["topk"], warned
         for mode in ("lags", "cltk"):
-            assert len(warned[mode]) == 1 and f"mode {mode!r} with heavy-ball" in \
-                warned[mode][0] and "nesterov=True" in warned[mode][0], warned
+            assert len(warned[mode]) == 1, warned
+            message, where = warned[mode][0]
+            assert f"mode {mode!r} with heavy-ball" in message and "nesterov=True" in message, message
+            # attributed to the caller's line, not to gradwire's own files
+            assert os.path.basename(where) == "ddp_patterns_worker.py", where
     replicas_agree(ranks, "nesterov", lambda r, m: r[m]["hook"])
 
 

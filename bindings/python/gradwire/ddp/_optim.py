@@ -27,7 +27,7 @@ construction when given, at its first step otherwise.
 from __future__ import annotations
 
 import weakref
-from typing import Any, Dict, List, Optional, Set
+from typing import Any, Dict, List, Optional, Set, Tuple
 
 import numpy as np
 
@@ -157,12 +157,19 @@ ADAM_FAMILY = (torch.optim.Adam, torch.optim.AdamW, torch.optim.NAdam, torch.opt
                torch.optim.Adamax)
 
 
+def _sgd_momenta(optimizer: torch.optim.Optimizer) -> List[Tuple[float, bool]]:
+    """(momentum, nesterov) of each group of an SGD; [] for other optimizers."""
+    if not isinstance(optimizer, torch.optim.SGD):
+        return []
+    return [(float(g.get("momentum", 0.0) or 0.0), bool(g.get("nesterov", False)))
+            for g in optimizer.param_groups]
+
+
 def _momentum_of(optimizer: torch.optim.Optimizer) -> Optional[str]:
     """What in `optimizer` runs after the exchange and breaks error feedback."""
-    if isinstance(optimizer, torch.optim.SGD):
-        mus = [float(g.get("momentum", 0.0) or 0.0) for g in optimizer.param_groups]
-        if any(m > 0 for m in mus):
-            return f"torch.optim.SGD(momentum={max(mus)})"
+    mus = [mu for mu, _ in _sgd_momenta(optimizer)]
+    if any(m > 0 for m in mus):
+        return f"torch.optim.SGD(momentum={max(mus)})"
     if isinstance(optimizer, ADAM_FAMILY):
         return f"torch.optim.{type(optimizer).__name__}"
     return None
@@ -170,9 +177,7 @@ def _momentum_of(optimizer: torch.optim.Optimizer) -> Optional[str]:
 
 def heavy_ball(optimizer: torch.optim.Optimizer) -> bool:
     """Whether `optimizer` is an SGD with momentum but not Nesterov's in some group."""
-    return isinstance(optimizer, torch.optim.SGD) and any(
-        float(g.get("momentum", 0.0) or 0.0) > 0 and not g.get("nesterov", False)
-        for g in optimizer.param_groups)
+    return any(mu > 0 and not nesterov for mu, nesterov in _sgd_momenta(optimizer))
 
 
 def refusal(method: str, optimizer: torch.optim.Optimizer) -> Optional[str]:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import json
+import os
 import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
@@ -23,6 +24,17 @@ DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 # Codecs that lose (next to) nothing: an optimizer's momentum after them is harmless.
 _NEAR_LOSSLESS = frozenset({"identity", "fp16", "bf16"})
 
+
+
+def _caller_level() -> int:
+    """The warnings stacklevel of the first frame outside this package (the
+    user's GradwireState(...), from_config(...) or bind(...) line)."""
+    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    level, frame = 1, inspect.currentframe()
+    frame = frame.f_back if frame is not None else None  # the caller of this helper: level 1
+    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here + os.sep):
+        level, frame = level + 1, frame.f_back
+    return level
 
 class GradwireState:
     """Per-parameter gradwire state for the DDP hook of one model on one rank."""
@@ -166,7 +178,8 @@ class GradwireState:
             if why is not None and self.check_optimizer and isinstance(optimizer, ADAM_FAMILY):
                 raise ValueError(why)
             if self.mode in HEAVY_BALL and heavy_ball(optimizer):
-                warnings.warn(f"gradwire: {HEAVY_BALL[self.mode]}", UserWarning, stacklevel=2)
+                warnings.warn(f"gradwire: {HEAVY_BALL[self.mode]}", UserWarning,
+                              stacklevel=_caller_level())
             self._optimizer = optimizer
             # Full precision and the float casts leave momentum in the optimizer
             # (after an exact or near-exact average it is the same arithmetic).
