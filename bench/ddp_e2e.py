@@ -28,6 +28,11 @@ state.steps, and the loss on a fixed batch after all steps.
     python bench/ddp_e2e.py --quick              # 2 links, 3 methods, < 3 min
     python bench/ddp_e2e.py --links unshaped,1gbit --methods ddp,fp16_hook,gw:ef
     python bench/ddp_e2e.py --steps 1gbit=2+5 --csv out.csv --png out.png
+    python bench/ddp_e2e.py --to-loss 100        # time to plain DDP's loss after 100 steps
+
+--to-loss N (bench/ddp_to_loss.py) measures instead how long each method takes
+at 1 Gbit/s and 100 Mbit/s (or --links) to reach the loss plain DDP has after
+N steps.
 
 If the namespace or tc cannot be had it prints "skipped: ..." and exits 0.
 """
@@ -47,6 +52,7 @@ import time
 
 WORLD = 4
 BATCH = 32
+EVAL = 2048  # the fixed batch the loss is measured on
 LR = 0.02
 MOMENTUM = 0.9
 SIZES = (784, 2048, 2048, 2048, 10)
@@ -162,7 +168,18 @@ def rank_main(a):
         idx = torch.randint(0, n, (BATCH,), generator=g)
         return x_all[idx], y_all[idx]
 
+    def eval_loss():
+        # the fixed batch, a quarter per rank (the ranks' models are equal), summed
+        with torch.no_grad():
+            g = torch.Generator().manual_seed(777)
+            idx = torch.randint(0, n, (EVAL,), generator=g)[rank::WORLD]
+            s = torch.nn.functional.cross_entropy(model(x_all[idx]), y_all[idx], reduction="sum")
+            t = torch.tensor([float(s)], dtype=torch.float64)
+            dist.all_reduce(t)
+            return t.item() / EVAL
+
     times = []
+    curve = []  # (steps done, eval loss) every a.eval_every steps
     tx0 = gw0 = gs0 = 0
     total = a.warmup + a.timed
     for step in range(total):
@@ -180,6 +197,10 @@ def rank_main(a):
         dt = time.perf_counter() - t0
         if step >= a.warmup:
             times.append(dt)
+        if a.eval_every and (step + 1) % a.eval_every == 0:
+            curve.append((step + 1, eval_loss()))
+            if a.target is not None and curve[-1][1] <= a.target:
+                break
     if state is not None:
         gw_bytes, gw_steps = state.bytes_sent - gw0, state.steps - gs0
     dist.barrier()
@@ -189,15 +210,14 @@ def rank_main(a):
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     gwb = torch.tensor([float(gw_bytes if state is not None else 0)], dtype=torch.float64)
     dist.all_reduce(gwb)
-    with torch.no_grad():
-        g = torch.Generator().manual_seed(777)
-        idx = torch.randint(0, n, (2048,), generator=g)
-        eval_loss = float(torch.nn.functional.cross_entropy(model(x_all[idx]), y_all[idx]))
+    if not curve or curve[-1][0] != len(times) + a.warmup:
+        curve.append((len(times) + a.warmup, eval_loss()))
+    final = curve[-1][1]
     if rank == 0:
         res = dict(median_ms=1000 * statistics.median(t.tolist()),
-                   link_bytes=(tx1 - tx0) / a.timed / WORLD,
+                   link_bytes=(tx1 - tx0) / len(times) / WORLD,
                    gw_bytes=(gwb.item() / WORLD / gw_steps) if state is not None and gw_steps else None,
-                   loss=eval_loss, data=data, note=note)
+                   loss=final, data=data, note=note, curve=curve, step_s=t.tolist())
         with open(a.out, "w") as f:
             json.dump(res, f)
     dist.destroy_process_group()
@@ -214,7 +234,7 @@ def free_port():
         return s.getsockname()[1]
 
 
-def run_combo(link, method, warmup, timed, timeout):
+def run_combo(link, method, warmup, timed, timeout, extra=()):
     fd, out = tempfile.mkstemp(suffix=".json")
     os.close(fd)
     os.unlink(out)
@@ -226,7 +246,8 @@ def run_combo(link, method, warmup, timed, timeout):
         logs.append(log)
         procs.append(subprocess.Popen(
             [sys.executable, os.path.abspath(__file__), "--rank", str(r), "--port", str(port),
-             "--method", method, "--warmup", str(warmup), "--timed", str(timed), "--out", out],
+             "--method", method, "--warmup", str(warmup), "--timed", str(timed), "--out", out,
+             *extra],
             stdout=log, stderr=subprocess.STDOUT, start_new_session=True))
     deadline = time.time() + timeout
     status = "ok"
@@ -329,10 +350,10 @@ CSV_FIELDS = ["link", "method", "status", "warmup", "timed", "median_ms", "speed
               "link_bytes_per_rank_step", "gw_bytes_per_rank_step", "loss", "note"]
 
 
-def write_csv(path, rows):
+def write_csv(path, rows, fields=CSV_FIELDS):
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=CSV_FIELDS)
+        w = csv.DictWriter(f, fieldnames=fields)
         w.writeheader()
         w.writerows(rows)
 
@@ -455,6 +476,11 @@ def main():
     p.add_argument("--csv", default="bench-results/ddp_e2e.csv")
     p.add_argument("--png", default="bench-results/ddp_e2e.png")
     p.add_argument("--timeout", type=float, default=0, help="seconds per (link, method) run")
+    p.add_argument("--to-loss", type=int, metavar="N",
+                   help="time to plain DDP's loss after N steps instead (bench/ddp_to_loss.py; "
+                        "default links 1gbit,100mbit)")
+    p.add_argument("--to-loss-csv", default="bench-results/ddp_to_loss.csv")
+    p.add_argument("--to-loss-png", default="bench-results/ddp_to_loss.png")
     # rank-process arguments (internal)
     p.add_argument("--rank", type=int, default=-1, help=argparse.SUPPRESS)
     p.add_argument("--port", type=int, help=argparse.SUPPRESS)
@@ -462,8 +488,13 @@ def main():
     p.add_argument("--warmup", type=int, help=argparse.SUPPRESS)
     p.add_argument("--timed", type=int, help=argparse.SUPPRESS)
     p.add_argument("--out", help=argparse.SUPPRESS)
-    p.add_argument("--replot", metavar="CSV", help="only draw --png from a CSV this script wrote")
+    p.add_argument("--eval-every", type=int, default=0, help=argparse.SUPPRESS)
+    p.add_argument("--target", type=float, help=argparse.SUPPRESS)
+    p.add_argument("--replot", metavar="CSV", help="only draw --png (with --to-loss N: --to-loss-png) "
+                                                  "from a CSV this script wrote")
     a = p.parse_args()
+    if a.replot and a.to_loss:
+        return to_loss(a)
     if a.replot:
         rows = read_csv(a.replot)
         plot(rows, sorted({r["link"] for r in rows}), a.png)
@@ -498,7 +529,16 @@ def main():
         print(f"skipped: tc cannot shape lo in the namespace: {err}")
         return 0
     tc("qdisc", "del", "dev", "lo", "root")
+    if a.to_loss:
+        return to_loss(a)
     driver(a)
+    return 0
+
+
+def to_loss(a):
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    import ddp_to_loss
+    ddp_to_loss.driver(a, sys.modules[__name__])
     return 0
 
 

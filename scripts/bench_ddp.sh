@@ -9,6 +9,7 @@
 #   bash scripts/bench_ddp.sh --quick
 #   bash scripts/bench_ddp.sh --links unshaped,1gbit --methods ddp,fp16_hook,gw:ef,gw:fp16
 #   bash scripts/bench_ddp.sh --csv docs/ddp_e2e.csv --png docs/ddp_e2e.png
+#   bash scripts/bench_ddp.sh --to-loss 100   # time to plain DDP's loss after 100 steps
 # With PYTHONPATH set, that gradwire package is used and nothing is built;
 # otherwise the Python package is built into build/ like scripts/demo.sh does.
 source "$(dirname "${BASH_SOURCE[0]}")/lib.sh"

@@ -253,3 +253,31 @@ def test_e2e_benchmark_runs(tmp_path):
     rows = [line.split() for line in run.stdout.splitlines() if line.startswith("1gbit ")]
     assert [r[1] for r in rows] == ["ddp", "gw:auto"], run.stdout
     assert (tmp_path / "e2e.csv").read_text().count("\n") == 3
+
+
+def test_e2e_time_to_loss_runs(tmp_path):
+    """bench/ddp_e2e.py --to-loss on the smallest run: plain DDP's loss after 2
+    steps is the target, gw:ef counts its steps unshaped and times them at
+    1 Gbit/s, gw:auto trains there itself. Times are printed, never asserted."""
+    bench = os.path.join(HERE, "..", "..", "bench", "ddp_e2e.py")
+    csv_path = tmp_path / "to_loss.csv"
+    run = subprocess.run([sys.executable, bench, "--to-loss", "2", "--links", "1gbit",
+                          "--methods", "ddp,gw:ef,gw:auto", "--steps", "1gbit=1+1",
+                          "--to-loss-csv", str(csv_path), "--to-loss-png", str(tmp_path / "tl.png")],
+                         capture_output=True, text=True, timeout=900,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    if "skipped:" in run.stdout:
+        pytest.skip(run.stdout.strip().splitlines()[-1])
+    assert "1gbit: time to plain DDP's loss after 2 steps" in run.stdout, run.stdout
+    import csv
+    rows = {r["method"]: r for r in csv.DictReader(csv_path.open())}
+    assert sorted(rows) == ["ddp", "gw:auto", "gw:ef"], rows
+    assert all(r["status"] == "ok" for r in rows.values()), rows
+    # DDP reaches its own target by step 2 (at the latest), and is 1.00x itself
+    assert rows["ddp"]["reached"] == "1" and int(rows["ddp"]["steps"]) <= 2, rows["ddp"]
+    assert float(rows["ddp"]["vs_ddp"]) == 1.0
+    for r in rows.values():  # at most CAP x N steps; the time is steps x step time or measured
+        assert 1 <= int(r["steps"]) <= 8 and float(r["time_s"]) > 0, r
+    ef = rows["gw:ef"]
+    assert float(ef["time_s"]) == pytest.approx(int(ef["steps"]) * float(ef["median_ms"]) / 1000)
