@@ -234,6 +234,12 @@ def free_port():
         return s.getsockname()[1]
 
 
+def step_timeout(link, steps):
+    # generous: 40 MB fp32 through the shared link ~ 6x per step, plus startup
+    rate = LINKS[link][1] or 4e9
+    return 120 + steps * (6 * 40e6 * 8 / rate) * 3
+
+
 def run_combo(link, method, warmup, timed, timeout, extra=()):
     fd, out = tempfile.mkstemp(suffix=".json")
     os.close(fd)
@@ -427,10 +433,7 @@ def driver(a):
         base = None
         order = (["ddp"] if "ddp" in methods else []) + [m for m in methods if m != "ddp"]
         for m in order:
-            # generous: 40 MB fp32 through the shared link ~ 6x per step, plus startup
-            rate = LINKS[link][1] or 4e9
-            timeout = a.timeout or (120 + (warmup + timed) * (6 * 40e6 * 8 / rate) * 3)
-            status, res = run_combo(link, m, warmup, timed, timeout)
+            status, res = run_combo(link, m, warmup, timed, a.timeout or step_timeout(link, warmup + timed))
             row = dict(link=link, method=m, status=status, warmup=warmup, timed=timed,
                        median_ms=None, speedup=None, link_bytes_per_rank_step=None,
                        gw_bytes_per_rank_step=None, loss=None, note="")

@@ -119,16 +119,18 @@ def driver(a, e2e):
                                time_s=sum(res["step_s"]))
             else:
                 st, at, last = steps[m]
-                rate = e2e.LINKS[link][1] or 4e9
-                status, res = e2e.run_combo(link, m, w, t, 120 + (w + t) * (6 * 40e6 * 8 / rate) * 3)
+                status, res = e2e.run_combo(link, m, w, t, e2e.step_timeout(link, w + t))
                 row["status"] = status if st == "ok" else st
                 if res and st == "ok":
                     med[m] = res["median_ms"]
                     k = at or CAP * n
                     d = dense_steps(m, k)
                     row.update(steps=k, dense_steps=d, reached=int(at is not None), median_ms=med[m],
-                               final_loss=last,
-                               time_s=(d * med.get("ddp", med[m]) + (k - d) * med[m]) / 1000)
+                               final_loss=last)
+                    if d and "ddp" not in med:  # its dense steps have no time to count at
+                        row["status"] = "no ddp step time"
+                    else:
+                        row["time_s"] = (d * med.get("ddp", 0.0) + (k - d) * med[m]) / 1000
             rows.append(row)
         base = next((r["time_s"] for r in rows if r["link"] == link and r["method"] == "ddp"), None)
         for r in rows:
@@ -151,8 +153,9 @@ def report(rows, link, n):
             print(f"{r['method']:14s} {r['status']}")
             continue
         mark = "" if r["reached"] else ">"
+        vs = "-" if r["vs_ddp"] is None else f"{r['vs_ddp']:.2f}x"
         print(f"{r['method']:14s} {mark + str(r['steps']):>6s} {r['dense_steps']:5d} {r['median_ms']:9.1f} "
-              f"{mark + format(r['time_s'], '.1f'):>8s} {r['vs_ddp']:6.2f}x", flush=True)
+              f"{mark + format(r['time_s'], '.1f'):>8s} {vs:>7s}", flush=True)
 
 
 def read_csv(path):
