@@ -142,11 +142,13 @@ TEST(Worker, FusedScaledSignAcrossTilesMatchesReference) {
 // near that proof's limit (2^100) still match the reference; a step that
 // would overflow in its last tile only is refused with nothing written (it
 // must take the two-pass path); a reloaded worker goes on as its original.
-TEST(Worker, FixedBlocksOnePassKeepsTheRejectedStepRule) {
+// One block per tensor (block 0) goes in one pass under the same proof, its
+// residual deferred to the next read: saves and residuals are the same.
+TEST(Worker, OnePassKeepsTheRejectedStepRule) {
     const size_t n = 40003;  // three tiles
-    const uint32_t block = 4096;
+    for (uint32_t block : {4096u, 0u})
     for (gw_momentum mom : {GW_MOMENTUM_NONE, GW_MOMENTUM_NESTEROV, GW_MOMENTUM_SIGNUM}) {
-        SCOPED_TRACE(testing::Message() << "momentum " << mom);
+        SCOPED_TRACE(testing::Message() << "momentum " << mom << " block " << block);
         Worker w(n, codec(GW_CODEC_SCALED_SIGN, block), mom, 0.9f, 1);
         ref::Worker r(n, ref_kind(mom), 0.9f, true);
         auto step_both = [&](Worker& wk, ref::Worker& rk, const Vec& g, float lr) {
@@ -192,14 +194,15 @@ TEST(Worker, FixedBlocksOnePassKeepsTheRejectedStepRule) {
 // refused. Every step either equals the reference bit for bit or is refused
 // (overflow, NaN/Inf) with the checkpoint unchanged; never GW_ERR_INTERNAL
 // (a proof that failed mid-step).
-TEST(Worker, FixedBlocksRandomMagnitudesNeverCorruptState) {
+TEST(Worker, OnePassRandomMagnitudesNeverCorruptState) {
     const size_t n = 20011;  // two tiles of 1024-element blocks, a ragged last block
-    const uint32_t block = 1024;
+    for (uint32_t block : {1024u, 0u})  // 0: one block, its residual deferred
     for (gw_momentum mom : {GW_MOMENTUM_NONE, GW_MOMENTUM_NESTEROV, GW_MOMENTUM_SIGNUM}) {
         std::mt19937 rng(77 + mom);
         int ok = 0, refused = 0;
         for (int top : {60, 90, 100, 110, 127}) {
-            SCOPED_TRACE(testing::Message() << "momentum " << mom << " top 2^" << top);
+            SCOPED_TRACE(testing::Message() << "momentum " << mom << " block " << block
+                                            << " top 2^" << top);
             Worker w(n, codec(GW_CODEC_SCALED_SIGN, block), mom, 0.9f, 1);
             ref::Worker r(n, ref_kind(mom), 0.9f, true);
             std::uniform_int_distribution<int> expo(-30, top), coin(0, 7);

@@ -1,6 +1,7 @@
 #include "feedback/ef_server.hpp"
 
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "feedback/fused_sign.hpp"
@@ -107,26 +108,42 @@ gw_status EfServer::round(const void* const* frames, const size_t* sizes, size_t
         if (!tile) return GW_ERR_OUT_OF_MEMORY;
         float* e = e_.get();
         const kern::EfCoef k = combine_coef(r);
-        // Fixed blocks in one pass (each tile of the sum built once) when the
-        // frames' scales and the bound on e_s prove q finite.
+        // One pass (each tile of the sum built once) when the frames' scales
+        // and the bound on e_s prove q finite: fixed blocks tile by tile, one
+        // block per tensor with its residual deferred (pending_, as the
+        // worker's).
         const bool fixed = fused_block < n;
         MagnitudeBound::Step b{};
         const bool one_pass =
-            fixed && bound_.prove(cx_.k(), k, frame::max_abs_sum(m, n, w), nullptr, e, n, &b);
+            bound_.prove(cx_.k(), k, frame::max_abs_sum(m, n, w), nullptr, e, n, &b);
         uint64_t len = 0;
         // q = (0 + w D_1 + ... + w D_M) + r e_s per tile, as push and step compute it.
-        st = fused_scaled_sign(
-            cfg_.codec, n, k,
-            [&](uint64_t off, uint64_t tl) {
-                std::memset(tile, 0, tl * sizeof(float));
-                frame::add_tile(cx_.k(), m, n, off, tl, w, tile);
-                return CombineInputs{tile, tile, e ? e + off : tile};
-            },
-            e, nullptr, one_pass, cx_, frame, &len);
+        auto sum_tile = [&](uint64_t off, uint64_t tl) {
+            std::memset(tile, 0, tl * sizeof(float));
+            frame::add_tile(cx_.k(), m, n, off, tl, w, tile);
+        };
+        if (one_pass && !fixed && e) {
+            st = fused_scaled_sign_deferred(
+                cfg_.codec, n, k,
+                [&](uint64_t off, uint64_t tl) {
+                    sum_tile(off, tl);
+                    return CombineInputs{tile, tile, e + off};
+                },
+                e, nullptr, &pending_, cx_, frame, &len);
+        } else {
+            settle();
+            st = fused_scaled_sign(
+                cfg_.codec, n, k,
+                [&](uint64_t off, uint64_t tl) {
+                    sum_tile(off, tl);
+                    return CombineInputs{tile, tile, e ? e + off : tile};
+                },
+                e, nullptr, one_pass && fixed, cx_, frame, &len);
+        }
         // acc and e_s are finite, so a non-finite q can only be an overflow.
         if (st == GW_ERR_NONFINITE) return GW_ERR_OVERFLOW;
         if (st != GW_OK) return st;
-        if (fixed) bound_.advance(b, false, e != nullptr);
+        bound_.advance(b, false, e != nullptr);
         *written = frame::seal(cx_.k(), cfg_.codec, frame::make_tag(cfg_.tensor, s_.clock.step), n,
                                len, 0, frame);
         s_.clock.advance(lr);
@@ -155,6 +172,7 @@ gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written
     const float* acc = acc_.get();
     const float* e = e_ ? e_.get() : acc;
     if (fused_sign_block(cfg_.codec, n) != 0) {
+        settle();
         uint64_t len = 0;
         st = fused_scaled_sign(
             cfg_.codec, n, combine_coef(r),
@@ -183,9 +201,15 @@ gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written
     return GW_OK;
 }
 
+void EfServer::settle() {
+    if (pending_ == 0.0f) return;
+    settle_residual(cx_.k(), e_.get(), pending_, cfg_.length, e_.get());
+    pending_ = 0.0f;
+}
+
 void EfServer::residual(float* out) const {
     if (e_)
-        std::memcpy(out, e_.get(), cfg_.length * sizeof(float));
+        settle_residual(cx_.k(), e_.get(), pending_, cfg_.length, out);
     else if (cfg_.length)
         std::memset(out, 0, cfg_.length * sizeof(float));
 }
@@ -200,6 +224,7 @@ template <class V> void EfServer::fields(V& v, Scalars& s) {
     v.config(kFieldTensor, cfg_.tensor);
     s.clock.fields(v);
     v.scalar(kFieldPushes, s.pushes);
+    if constexpr (std::is_same_v<V, blob::Writer>) settle();  // saves the residual itself
     if (e_) v.floats(kFieldE, e_.get(), cfg_.length);
     // The round's partial sum is state too: a checkpoint may be taken mid-round.
     if (s.pushes > 0) v.floats(kFieldAcc, acc_.get(), cfg_.length);

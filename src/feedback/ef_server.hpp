@@ -83,6 +83,7 @@ class EfServer {
     void set_scalars(const Scalars& s) {  // the last act of a load, which replaced e_s
         s_ = s;
         bound_.known = false;
+        pending_ = 0.0f;
     }
     template <class V> void fields(V& v, Scalars& s);
 
@@ -94,12 +95,16 @@ class EfServer {
     float weight() const;
     // ef_combine's coefficients for q = acc + r e_s (no momentum terms).
     static kern::EfCoef combine_coef(float r) { return kern::EfCoef{0.0f, 0.0f, 0.0f, 1.0f, r}; }
+    void settle();  // applies pending_ to e_ (the same residual, stored as such)
 
     ServerConfig cfg_;
     size_t frame_bound_ = 0;
     Context cx_;            // first: the buffers below are freed through its allocator
     FloatBuf acc_, e_, q_;  // round accumulator, residual e_s, scratch (q or a tile, next acc)
-    MagnitudeBound bound_;  // of e_s, for one-pass fixed-block rounds
+    MagnitudeBound bound_;  // of e_s, for one-pass rounds
+    // A one-block round in one pass stores q in e_ and leaves its scale here:
+    // e_s is e_ - sign(e_) pending_ (fused_scaled_sign_deferred).
+    float pending_ = 0.0f;
     Scalars s_;
 };
 

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <type_traits>
 #include <utility>
 
 #include "feedback/fused_sign.hpp"
@@ -91,36 +92,44 @@ gw_status EfWorker::step_codec(const float* g, const float* m, const float* e,
 
 // The scaled-sign codec fused with the combine and the momentum update
 // (feedback/fused_sign.hpp): p never goes to memory. The same bits as
-// step_codec. Fixed blocks go in one pass when max|g| and the carried bounds
-// on m and e prove that nothing overflows (MagnitudeBound).
+// step_codec. When max|g| and the carried bounds on m and e prove that
+// nothing overflows (MagnitudeBound), fixed blocks go in one pass, and one
+// block per tensor too, its residual deferred (pending_); otherwise two.
 gw_status EfWorker::step_scaled_sign(const float* g, const float* m, const float* e,
                                      const kern::EfCoef& k, void* frame, size_t* written) {
     const uint64_t n = cfg_.n;
     const bool fixed = fused_sign_block(cfg_.codec, n) < n;
+    const double gmax = MagnitudeBound::measure(cx_.k(), g, n);
+    if (std::isinf(gmax)) return GW_ERR_NONFINITE;
     MagnitudeBound::Step b{};
-    bool one_pass = false;
-    if (fixed) {
-        const double gmax = MagnitudeBound::measure(cx_.k(), g, n);
-        if (std::isinf(gmax)) return GW_ERR_NONFINITE;
-        one_pass = bound_.prove(cx_.k(), k, gmax, m_.get(), e_.get(), n, &b);
-    }
+    const bool one_pass = bound_.prove(cx_.k(), k, gmax, m_.get(), e_.get(), n, &b);
     uint64_t len = 0;
-    const gw_status st = fused_scaled_sign(
-        cfg_.codec, n, k,
-        [&](uint64_t off, uint64_t) {
-            return CombineInputs{g + off, m + off, e + off};
-        },
-        e_.get(), m_.get(), one_pass, cx_, frame, &len);
+    gw_status st;
+    auto tile = [&](uint64_t off, uint64_t) { return CombineInputs{g + off, m + off, e + off}; };
+    if (one_pass && !fixed) {
+        st = fused_scaled_sign_deferred(cfg_.codec, n, k, tile, e_.get(), m_.get(), &pending_, cx_,
+                                        frame, &len);
+    } else {
+        settle();  // the two-pass path reads the residual itself
+        st = fused_scaled_sign(cfg_.codec, n, k, tile, e_.get(), m_.get(), one_pass, cx_, frame,
+                               &len);
+    }
     if (st != GW_OK) return st;
-    if (fixed) bound_.advance(b, m_ != nullptr, e_ != nullptr);
+    bound_.advance(b, m_ != nullptr, e_ != nullptr);
     *written = frame::seal(cx_.k(), cfg_.codec, frame::make_tag(cfg_.tensor, clock_.step), n, len,
                            0, frame);
     return GW_OK;
 }
 
+void EfWorker::settle() {
+    if (pending_ == 0.0f) return;
+    settle_residual(cx_.k(), e_.get(), pending_, cfg_.n, e_.get());
+    pending_ = 0.0f;
+}
+
 void EfWorker::residual(float* out) const {
     if (e_)
-        std::memcpy(out, e_.get(), cfg_.n * sizeof(float));
+        settle_residual(cx_.k(), e_.get(), pending_, cfg_.n, out);
     else
         std::memset(out, 0, cfg_.n * sizeof(float));
 }
@@ -141,6 +150,7 @@ template <class V> void EfWorker::fields(V& v, Scalars& s) {
     v.config(kFieldTensor, cfg_.tensor);
     v.config(kFieldSeed, cfg_.seed);
     s.fields(v);
+    if constexpr (std::is_same_v<V, blob::Writer>) settle();  // saves the residual itself
     if (m_) v.floats(kFieldM, m_.get(), cfg_.n);
     if (e_) v.floats(kFieldE, e_.get(), cfg_.n);
 }

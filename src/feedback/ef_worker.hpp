@@ -54,6 +54,7 @@ class EfWorker {
     void set_scalars(const Scalars& s) {  // the last act of a load, which replaced m and e
         clock_ = s;
         bound_.known = false;
+        pending_ = 0.0f;
     }
     template <class V> void fields(V& v, Scalars& s);
 
@@ -62,12 +63,16 @@ class EfWorker {
                          void* frame, size_t capacity, size_t* written);
     gw_status step_scaled_sign(const float* g, const float* m, const float* e,
                                const kern::EfCoef& k, void* frame, size_t* written);
+    void settle();  // applies pending_ to e_ (the same residual, stored as such)
 
     WorkerConfig cfg_;
     size_t frame_bound_ = 0;
     Context cx_;          // first: the buffers below are freed through its allocator
     FloatBuf m_, e_, p_;  // momentum, residual, p (not for the fused scaled sign)
-    MagnitudeBound bound_;  // of m_ and e_, for one-pass fixed-block steps
+    MagnitudeBound bound_;  // of m_ and e_, for one-pass steps
+    // One block per tensor in one pass stores p in e_ and leaves its scale
+    // here: the residual is e_ - sign(e_) pending_ (fused_scaled_sign_deferred).
+    float pending_ = 0.0f;
     Clock clock_;
 };
 

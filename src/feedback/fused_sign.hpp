@@ -197,4 +197,60 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
     return GW_OK;
 }
 
+// The residual of a deferred step (below) from what it stored: e_i -
+// (e_i < 0 ? -s : s), sign_pack_residual's arithmetic, into out (which may
+// be e). s = 0 gives e back to the bit (e_i - (+-0) = e_i, -0 included).
+inline void settle_residual(const kern::Table& t, const float* e, float s, uint64_t n,
+                            float* out) {
+    uint8_t bits[kFusedTile / 8];  // not needed
+    for (uint64_t off = 0; off < n; off += kFusedTile) {
+        const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
+        t.sign_pack_residual(e + off, tl, s, bits, out + off);
+    }
+}
+
+// One block per tensor in one pass. Its scale s = mean |p| is known only
+// after the last element, but the bits and the momentum do not depend on s;
+// only the residual p - sign(p) s does. So p itself is stored in e_out, and
+// s is returned in *pending, applied wherever the residual is read next (the
+// next step, in the same kernel; settle_residual for residual() and a save).
+// The caller has proven p finite (MagnitudeBound): nothing can fail once a
+// tile is written. tile() as for fused_scaled_sign, once per tile; its e is
+// e_out's tile, holding the previous step's p with scale *pending (0: the
+// residual itself). ef_sign_defer settles it, writes the bits, p and m1, and
+// sums |p| in sum_abs's lanes: the same values in the same order as
+// fused_scaled_sign's two passes, so the same frame, and the same residual
+// once settled. Without e_out (no residual) the two kernels of the fused
+// path run per tile, |p| summed before m is overwritten.
+template <class Tile>
+gw_status fused_scaled_sign_deferred(const CodecParams& codec, uint64_t n, const kern::EfCoef& k,
+                                     Tile tile, float* e_out, float* m_out, float* pending,
+                                     Context& cx, void* frame, uint64_t* len) {
+    const kern::Table& t = cx.k();
+    const ScaledSignLayout l(n, n);
+    uint8_t* payload = frame::payload_of(codec, frame);
+    uint8_t* bits = payload + l.bits_offset(0);
+    double lanes[16] = {};
+    for (uint64_t off = 0; off < n; off += kFusedTile) {
+        const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
+        const CombineInputs in = tile(off, tl);
+        float* mo = m_out ? m_out + off : nullptr;
+        if (e_out) {
+            t.ef_sign_defer(in.g, in.m, in.e, k, *pending, tl, bits + off / 8, e_out + off, mo,
+                            lanes);
+        } else {
+            t.ef_sum_abs_lanes(in.g, in.m, in.e, k, tl, lanes);
+            t.ef_sign_step(in.g, in.m, in.e, k, 0.0f, tl, bits + off / 8, nullptr, mo);
+        }
+    }
+    const double l1 = fold_lanes(lanes);
+    if (!std::isfinite(l1)) return GW_ERR_INTERNAL;  // the caller's proof failed
+    const float s = static_cast<float>(l1 / static_cast<double>(n));
+    store_le<float>(payload + l.scale_offset(0), s);
+    if (s == 0.0f) std::memset(bits, 0, (n + 7) / 8);  // the canonical zero block
+    *pending = e_out ? s : 0.0f;
+    l.size(len);
+    return GW_OK;
+}
+
 }  // namespace gw

@@ -1,7 +1,8 @@
 // Family "ef_sign": the error-feedback combine fused with what the scaled-sign
 // step does to its result p, so p is never stored, not even to a tile in
 // cache: ef_sum_abs_lanes (pass 1: |p| into the 16 sum_abs lanes) and
-// ef_sign_step (pass 2: sign bits, residual, momentum). Per element the same
+// ef_sign_step (pass 2: sign bits, residual, momentum); ef_sign_defer (both
+// in one pass, the residual left to the next read). Per element the same
 // operations as ef_combine followed by sum_abs_lanes / sign_pack_residual /
 // momentum_update (kernels.hpp), so the same bits. Scalar code, vector body,
 // table entries.
@@ -54,6 +55,32 @@ struct EfSign<ScalarArch> {
     static void ef_sign_step(const float* g, const float* m, const float* e, EfCoef c, float s,
                              size_t n, uint8_t* bits, float* e_out, float* m_out) {
         sign_step_range(g, m, e, c, s, 0, n, bits, e_out, m_out);
+    }
+
+    // i0 must be a multiple of 8. e is settled first: e - (e < 0 ? -sp : sp).
+    static void defer_range(const float* g, const float* m, const float* e, EfCoef c, float sp,
+                            size_t i0, size_t n, uint8_t* bits, float* e_out, float* m_out,
+                            double* lanes) {
+        const float neg = -sp;
+        for (size_t i = i0; i < n; i += 8) {
+            const size_t k_end = (n - i < 8) ? n - i : 8;
+            unsigned b = 0;
+            for (size_t k = 0; k < k_end; ++k) {
+                const float ev = e[i + k];
+                const float et = ev - (ev < 0.0f ? neg : sp);
+                float m1;
+                const float p = E::combine(g[i + k], m[i + k], et, c, &m1);
+                b |= unsigned(p < 0.0f) << k;
+                e_out[i + k] = p;
+                if (m_out) m_out[i + k] = m1;
+                lanes[(i + k) & 15] += double(float_of(bits_of(p) & 0x7FFFFFFFu));
+            }
+            bits[i >> 3] = uint8_t(b);
+        }
+    }
+    static void ef_sign_defer(const float* g, const float* m, const float* e, EfCoef c, float sp,
+                              size_t n, uint8_t* bits, float* e_out, float* m_out, double* lanes) {
+        defer_range(g, m, e, c, sp, 0, n, bits, e_out, m_out, lanes);
     }
 };
 
@@ -111,6 +138,48 @@ struct EfSign : VecBase<Arch> {
             i = sign_step_body<false, false>(g, m, e, c, s, n, bits, e_out, m_out);
         S::sign_step_range(g, m, e, c, s, i, n, bits, e_out, m_out);
     }
+
+    // pack_bits's 64-element words with the |p| sum of add_lanes16: element
+    // j + K W goes to lanes of accumulator pair 2 (K mod 16/W), in order.
+    template <bool WithM>
+    static size_t defer_body(const float* g, const float* m, const float* e, EfCoef c, float sp,
+                             size_t n, uint8_t* bits, float* e_out, float* m_out, double* lanes) {
+        using D = typename B::D;
+        constexpr size_t NA = 16 / D::size;
+        const Coef k(c);
+        const F zero(0.0f), pos(sp), neg(-sp);
+        D acc[NA];
+        for (size_t a = 0; a < NA; ++a) acc[a] = D::load_unaligned(lanes + a * D::size);
+        size_t i = 0;
+        for (; i + 64 <= n; i += 64) {
+            uint64_t word = 0;
+            unroll<64 / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                constexpr size_t A = 2 * (K % (16 / W));
+                const size_t j = i + K * W;
+                const F ev = loadf(e + j);
+                F m1;
+                const F p = E::combine(loadf(g + j), loadf(m + j),
+                                       ev - xsimd::select(ev < zero, neg, pos), k, m1);
+                p.store_unaligned(e_out + j);
+                if constexpr (WithM) m1.store_unaligned(m_out + j);
+                D lo, hi;
+                O::widen(F(xsimd::abs(p)), lo, hi);
+                acc[A] = acc[A] + lo;
+                acc[A + 1] = acc[A + 1] + hi;
+                word |= uint64_t(O::movemask(p < zero)) << (K * W);
+            });
+            std::memcpy(bits + i / 8, &word, 8);  // little-endian host (common.hpp)
+        }
+        for (size_t a = 0; a < NA; ++a) acc[a].store_unaligned(lanes + a * D::size);
+        return i;
+    }
+    static void ef_sign_defer(const float* g, const float* m, const float* e, EfCoef c, float sp,
+                              size_t n, uint8_t* bits, float* e_out, float* m_out, double* lanes) {
+        const size_t i = m_out ? defer_body<true>(g, m, e, c, sp, n, bits, e_out, m_out, lanes)
+                               : defer_body<false>(g, m, e, c, sp, n, bits, e_out, m_out, lanes);
+        S::defer_range(g, m, e, c, sp, i, n, bits, e_out, m_out, lanes);
+    }
 };
 #endif  // GW_KERN_XSIMD
 
@@ -119,6 +188,7 @@ constexpr void ef_sign_entries(Table& t) {
     using K = EfSign<Arch>;
     t.ef_sum_abs_lanes = &K::ef_sum_abs_lanes;
     t.ef_sign_step = &K::ef_sign_step;
+    t.ef_sign_defer = &K::ef_sign_defer;
 }
 
 }  // namespace

@@ -96,6 +96,14 @@ struct Table {
                              double* lanes);
     void (*ef_sign_step)(const float* g, const float* m, const float* e, EfCoef c, float s,
                          size_t n, uint8_t* bits, float* e_out, float* m_out);
+    // Both in one pass for a step whose scale comes last (one block per
+    // tensor, its residual deferred): e is first settled, e_i - (e_i < 0 ?
+    // -sp : sp) (sign_pack_residual's; sp = 0 changes nothing); then p from
+    // it, the bits of sign_pack(p), e_out[i] = p_i, m_out[i] = m1_i if m_out,
+    // and |p_i| into lanes as sum_abs_lanes(p) adds it. e_out may equal e,
+    // m_out m.
+    void (*ef_sign_defer)(const float* g, const float* m, const float* e, EfCoef c, float sp,
+                          size_t n, uint8_t* bits, float* e_out, float* m_out, double* lanes);
 
     // Sign bits: bit (i & 7) of byte (i >> 3) is 1 iff x[i] < 0 (so sign(0) =
     // sign(-0) = +1). Writes ceil(n/8) bytes; unused high bits of the last

@@ -64,4 +64,22 @@ inline void ef_sign_step(const float* g, const float* m, const float* e, kern::E
     }
 }
 
+// e settled by sp first (sign_pack_residual), then p: its bits, p itself
+// into e_out, m1 into m_out (or null), |p| into lanes.
+inline void ef_sign_defer(const float* g, const float* m, const float* e, kern::EfCoef c,
+                          float sp, size_t n, uint8_t* bits, float* e_out, float* m_out,
+                          double lanes[16]) {
+    std::vector<float> et(n), p(n), m1(m, m + n);
+    std::vector<uint8_t> discard(sign_bytes(n) + 1);
+    sign_pack_residual(e, n, sp, discard.data(), et.data());
+    ef_combine(g, m, et.data(), c, p.data(), n);
+    sign_pack(p.data(), n, bits);
+    momentum_update(m1.data(), g, c.mu, c.kg, n);
+    for (size_t i = 0; i < n; ++i) {
+        e_out[i] = p[i];
+        if (m_out) m_out[i] = m1[i];
+        lanes[i % 16] = lanes[i % 16] + std::fabs(static_cast<double>(p[i]));
+    }
+}
+
 }  // namespace gw::ref

@@ -1,6 +1,6 @@
 // Kernel family "ef" (src/kernels/ef.hpp) on every SIMD target, bit for bit
 // against ref_ef.hpp: ef_combine, momentum_update; family "ef_sign"
-// (src/kernels/ef_sign.hpp): ef_sum_abs_lanes, ef_sign_step.
+// (src/kernels/ef_sign.hpp): ef_sum_abs_lanes, ef_sign_step, ef_sign_defer.
 #include "fixture.hpp"
 #include "ref_ef.hpp"
 
@@ -137,6 +137,59 @@ TEST_P(KernelTest, EfSignStep) {
                     if (with_m) {
                         EXPECT_TRUE(same_floats(mo.f(), want_m.data(), c.n)) << "mode " << mode;
                     }
+                    EXPECT_TRUE(bits.guards_intact() && eo.guards_intact() && mo.guards_intact());
+                    if (!in_place) {
+                        EXPECT_TRUE(mi.same_as(m.data()) && ei.same_as(e.data()))
+                            << "an input was modified";
+                    }
+                }
+                if (HasFailure()) return;
+            }
+        EXPECT_TRUE(gi.same_as(g.data()));
+    }
+}
+
+// The one-pass step with its residual deferred: settled by sp (0 too) from
+// e, in place (the worker) and into fresh buffers, lanes continuing.
+TEST_P(KernelTest, EfSignDefer) {
+    const float pendings[] = {0.0f, 0.3125f, 3.0e38f};
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const auto& g = input(c.dist, c.n, 0);
+        const auto& m = input(c.dist, c.n, 1);
+        const auto& e = input(c.dist, c.n, 2);
+        const size_t nb = ref::sign_bytes(c.n);
+        Exact gi(g.data(), 4 * c.n, 4 * c.fmis);
+        std::vector<uint8_t> want_bits(nb + 1);
+        std::vector<float> want_e(c.n + 1), want_m(c.n + 1);
+        for (const EfCoef& k : kCoefs)
+            for (float sp : pendings) {
+                SCOPED_TRACE("mu=" + std::to_string(k.mu) + " sp=" + std::to_string(sp));
+                double want[16];
+                for (int j = 0; j < 16; ++j) want[j] = 0.25 * j - 1.0;
+                ref::ef_sign_defer(g.data(), m.data(), e.data(), k, sp, c.n, want_bits.data(),
+                                   want_e.data(), want_m.data(), want);
+                for (int mode = 0; mode < 3; ++mode) {  // in place; fresh; no momentum out
+                    const bool in_place = mode == 0, with_m = mode != 2;
+                    Guarded bits(nb, c.bmis), eo(4 * c.n, 4 * c.fmis), mo(4 * c.n, 4 * c.fmis);
+                    Exact mi(m.data(), 4 * c.n, 4 * c.fmis), ei(e.data(), 4 * c.n, 4 * c.fmis);
+                    if (in_place) {
+                        eo.fill_from(e.data());
+                        mo.fill_from(m.data());
+                    }
+                    double got[16];
+                    for (int j = 0; j < 16; ++j) got[j] = 0.25 * j - 1.0;
+                    t_->ef_sign_defer(gi.f(), in_place ? mo.f() : mi.f(),
+                                      in_place ? eo.f() : ei.f(), k, sp, c.n, bits.data(), eo.f(),
+                                      with_m ? mo.f() : nullptr, got);
+                    EXPECT_TRUE(same_bytes(bits.data(), want_bits.data(), nb)) << "mode " << mode;
+                    EXPECT_TRUE(padding_clear(bits.data(), c.n));
+                    EXPECT_TRUE(same_floats(eo.f(), want_e.data(), c.n)) << "mode " << mode;
+                    if (with_m) {
+                        EXPECT_TRUE(same_floats(mo.f(), want_m.data(), c.n)) << "mode " << mode;
+                    }
+                    for (int j = 0; j < 16; ++j)
+                        EXPECT_EQ(dbits(got[j]), dbits(want[j])) << "lane " << j << " mode " << mode;
                     EXPECT_TRUE(bits.guards_intact() && eo.guards_intact() && mo.guards_intact());
                     if (!in_place) {
                         EXPECT_TRUE(mi.same_as(m.data()) && ei.same_as(e.data()))
