@@ -201,6 +201,18 @@ void kernels() {
                              bits->get(), e->get(), m->get());
         };
     });
+    add("kernel/ef_sign_defer", 20.125, [](size_t n) {  // both in one pass
+        auto g = std::make_shared<Buf<float>>(normal(n, 1));
+        auto m = std::make_shared<Buf<float>>(normal(n, 2));
+        auto e = std::make_shared<Buf<float>>(normal(n, 3));
+        auto bits = std::make_shared<Buf<uint8_t>>(alloc<uint8_t>(n / 8 + 1));
+        return [=] {
+            double lanes[16] = {};
+            T().ef_sign_defer(g->get(), m->get(), e->get(), {0.9f, 1.0f, 0.9f, 1.0f, 1.0f}, 0.0f,
+                              n, bits->get(), e->get(), m->get(), lanes);
+            benchmark::DoNotOptimize(lanes);
+        };
+    });
     add("kernel/sign_pack_residual", 8.125, [](size_t n) {
         auto x = std::make_shared<Buf<float>>(normal(n, 1));
         auto e = std::make_shared<Buf<float>>(alloc<float>(n));
@@ -395,9 +407,9 @@ void machines() {
                  {"nesterov", GW_MOMENTUM_NESTEROV, 20.125},
                  {"signum", GW_MOMENTUM_SIGNUM, 20.125}};
     for (const auto& k : kinds)
-        for (uint32_t block : {0u, 4096u}) {
+        for (uint32_t block : {0u, 4096u, 64u}) {  // 64: the DDP hook's `ef`
             const std::string nm = std::string("worker_step/") + k.name +
-                                   (block ? "_block4096" : "_tensor");
+                                   (block ? "_block" + std::to_string(block) : "_tensor");
             const gw_momentum mom = k.mom;
             add(nm, k.bpe, [mom, block](size_t n) {
                 auto w = std::make_shared<W>();

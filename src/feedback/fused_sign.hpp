@@ -126,7 +126,7 @@ struct MagnitudeBound {
 // (MagnitudeBound), so each tile's scales and bits are done while the tile
 // is in cache and tile() is called once per tile: g, m and e cross the memory
 // bus once. Without that proof a late block's NaN would be seen after early
-// blocks were written.
+// blocks were written. tile()'s e must then be e_out's tile (or e_out null).
 template <class Tile>
 gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::EfCoef& k, Tile tile,
                             float* e_out, float* m_out, bool one_pass, Context& cx, void* frame,
@@ -166,13 +166,35 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
             if (s == 0.0f) std::memset(bb, 0, (d + 7) / 8);  // the canonical zero block
         }
     };
+    // Tile [off, off+tl) in one pass with a residual: each block's p, bits and
+    // momentum and |p| sum by ef_sign_defer (p stored over e), then, the block
+    // still in L1, its residual p - sign(p) s (and the same bits again).
+    auto defer_tile = [&](const CombineInputs& in, uint64_t off, uint64_t tl) {
+        for (uint64_t b = 0; b < tl; b += block) {
+            const uint64_t d = tl - b < block ? tl - b : block;
+            const uint64_t i = off + b;
+            uint8_t* bb = bits + i / 8;
+            double lanes[16] = {};
+            t.ef_sign_defer(in.g + b, in.m + b, in.e + b, k, 0.0f, d, bb, e_out + i,
+                            m_out ? m_out + i : nullptr, lanes);
+            const double l1 = fold_lanes(lanes);
+            if (!std::isfinite(l1)) return false;
+            const float s = static_cast<float>(l1 / static_cast<double>(d));
+            store_le<float>(payload + l.scale_offset(i / block), s);
+            t.sign_pack_residual(e_out + i, d, s, bb, e_out + i);
+            if (s == 0.0f) std::memset(bb, 0, (d + 7) / 8);  // the canonical zero block
+        }
+        return true;
+    };
     l.size(len);  // n <= GW_MAX_ELEMENTS: always fits
     if (one_pass && block < n) {
         for (uint64_t off = 0; off < n; off += kFusedTile) {
             const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
             const CombineInputs in = tile(off, tl);
-            if (!scale_tile(in, off, tl)) return GW_ERR_INTERNAL;  // the caller's proof failed
-            sign_tile(in, off, tl);
+            // false only if the caller's proof failed
+            if (e_out ? !defer_tile(in, off, tl) : !scale_tile(in, off, tl))
+                return GW_ERR_INTERNAL;
+            if (!e_out) sign_tile(in, off, tl);
         }
         return GW_OK;
     }
