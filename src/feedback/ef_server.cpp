@@ -202,7 +202,6 @@ gw_status EfServer::step(float lr, void* frame, size_t capacity, size_t* written
 }
 
 void EfServer::settle() {
-    if (pending_ == 0.0f) return;
     settle_residual(cx_.k(), e_.get(), pending_, cfg_.length, e_.get());
     pending_ = 0.0f;
 }

@@ -122,7 +122,6 @@ gw_status EfWorker::step_scaled_sign(const float* g, const float* m, const float
 }
 
 void EfWorker::settle() {
-    if (pending_ == 0.0f) return;
     settle_residual(cx_.k(), e_.get(), pending_, cfg_.n, e_.get());
     pending_ = 0.0f;
 }

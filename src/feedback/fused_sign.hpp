@@ -221,9 +221,13 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
 
 // The residual of a deferred step (below) from what it stored: e_i -
 // (e_i < 0 ? -s : s), sign_pack_residual's arithmetic, into out (which may
-// be e). s = 0 gives e back to the bit (e_i - (+-0) = e_i, -0 included).
+// be e). s = 0 (nothing pending) is e itself.
 inline void settle_residual(const kern::Table& t, const float* e, float s, uint64_t n,
                             float* out) {
+    if (s == 0.0f) {
+        if (out != e) std::memcpy(out, e, n * sizeof(float));
+        return;
+    }
     uint8_t bits[kFusedTile / 8];  // not needed
     for (uint64_t off = 0; off < n; off += kFusedTile) {
         const uint64_t tl = n - off < kFusedTile ? n - off : kFusedTile;
