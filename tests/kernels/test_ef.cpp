@@ -32,6 +32,30 @@ struct EfInputs {
     }
 };
 
+// A sign step's outputs and the m and e it reads: in place (the worker:
+// e_out == e and m_out == m, filled from m and e), or fresh outputs beside
+// read-only copies of m and e.
+struct SignStepIo {
+    Guarded bits, eo, mo;
+    Exact mi, ei;
+    bool in_place;
+    SignStepIo(const Case& c, const std::vector<float>& m, const std::vector<float>& e, bool ip)
+        : bits(ref::sign_bytes(c.n), c.bmis), eo(4 * c.n, 4 * c.fmis), mo(4 * c.n, 4 * c.fmis),
+          mi(m.data(), 4 * c.n, 4 * c.fmis), ei(e.data(), 4 * c.n, 4 * c.fmis), in_place(ip) {
+        if (in_place) {
+            eo.fill_from(e.data());
+            mo.fill_from(m.data());
+        }
+    }
+    const float* m_in() { return in_place ? mo.f() : mi.f(); }
+    const float* e_in() { return in_place ? eo.f() : ei.f(); }
+    // Guards intact, and the inputs unchanged where they are not the outputs.
+    bool intact(const std::vector<float>& m, const std::vector<float>& e) const {
+        return bits.guards_intact() && eo.guards_intact() && mo.guards_intact() &&
+               (in_place || (mi.same_as(m.data()) && ei.same_as(e.data())));
+    }
+};
+
 TEST_P(KernelTest, EfCombine) {
     for (const Case& c : cases()) {
         SCOPED_TRACE(describe(c));
@@ -118,16 +142,10 @@ TEST_P(KernelTest, EfSignStep) {
                 // In place (the worker: e_out == e, m_out == m), then each
                 // output alone into its own buffer (m and e read-only).
                 for (int mode = 0; mode < 4; ++mode) {
-                    const bool in_place = mode == 0, with_e = mode != 2, with_m = mode != 1;
-                    Guarded bits(nb, c.bmis), eo(4 * c.n, 4 * c.fmis), mo(4 * c.n, 4 * c.fmis);
-                    Exact mi(m.data(), 4 * c.n, 4 * c.fmis), ei(e.data(), 4 * c.n, 4 * c.fmis);
-                    if (in_place) {
-                        eo.fill_from(e.data());
-                        mo.fill_from(m.data());
-                    }
-                    const float* min = in_place ? mo.f() : mi.f();
-                    const float* ein = in_place ? eo.f() : ei.f();
-                    t_->ef_sign_step(gi.f(), min, ein, k, s, c.n, bits.data(),
+                    const bool with_e = mode != 2, with_m = mode != 1;
+                    SignStepIo io(c, m, e, mode == 0);
+                    Guarded &bits = io.bits, &eo = io.eo, &mo = io.mo;
+                    t_->ef_sign_step(gi.f(), io.m_in(), io.e_in(), k, s, c.n, bits.data(),
                                      with_e ? eo.f() : nullptr, with_m ? mo.f() : nullptr);
                     EXPECT_TRUE(same_bytes(bits.data(), want_bits.data(), nb)) << "mode " << mode;
                     EXPECT_TRUE(padding_clear(bits.data(), c.n));
@@ -137,11 +155,7 @@ TEST_P(KernelTest, EfSignStep) {
                     if (with_m) {
                         EXPECT_TRUE(same_floats(mo.f(), want_m.data(), c.n)) << "mode " << mode;
                     }
-                    EXPECT_TRUE(bits.guards_intact() && eo.guards_intact() && mo.guards_intact());
-                    if (!in_place) {
-                        EXPECT_TRUE(mi.same_as(m.data()) && ei.same_as(e.data()))
-                            << "an input was modified";
-                    }
+                    EXPECT_TRUE(io.intact(m, e)) << "a guard or an input was written";
                 }
                 if (HasFailure()) return;
             }
@@ -170,17 +184,12 @@ TEST_P(KernelTest, EfSignDefer) {
                 ref::ef_sign_defer(g.data(), m.data(), e.data(), k, sp, c.n, want_bits.data(),
                                    want_e.data(), want_m.data(), want);
                 for (int mode = 0; mode < 3; ++mode) {  // in place; fresh; no momentum out
-                    const bool in_place = mode == 0, with_m = mode != 2;
-                    Guarded bits(nb, c.bmis), eo(4 * c.n, 4 * c.fmis), mo(4 * c.n, 4 * c.fmis);
-                    Exact mi(m.data(), 4 * c.n, 4 * c.fmis), ei(e.data(), 4 * c.n, 4 * c.fmis);
-                    if (in_place) {
-                        eo.fill_from(e.data());
-                        mo.fill_from(m.data());
-                    }
+                    const bool with_m = mode != 2;
+                    SignStepIo io(c, m, e, mode == 0);
+                    Guarded &bits = io.bits, &eo = io.eo, &mo = io.mo;
                     double got[16];
                     for (int j = 0; j < 16; ++j) got[j] = 0.25 * j - 1.0;
-                    t_->ef_sign_defer(gi.f(), in_place ? mo.f() : mi.f(),
-                                      in_place ? eo.f() : ei.f(), k, sp, c.n, bits.data(), eo.f(),
+                    t_->ef_sign_defer(gi.f(), io.m_in(), io.e_in(), k, sp, c.n, bits.data(), eo.f(),
                                       with_m ? mo.f() : nullptr, got);
                     EXPECT_TRUE(same_bytes(bits.data(), want_bits.data(), nb)) << "mode " << mode;
                     EXPECT_TRUE(padding_clear(bits.data(), c.n));
@@ -190,11 +199,7 @@ TEST_P(KernelTest, EfSignDefer) {
                     }
                     for (int j = 0; j < 16; ++j)
                         EXPECT_EQ(dbits(got[j]), dbits(want[j])) << "lane " << j << " mode " << mode;
-                    EXPECT_TRUE(bits.guards_intact() && eo.guards_intact() && mo.guards_intact());
-                    if (!in_place) {
-                        EXPECT_TRUE(mi.same_as(m.data()) && ei.same_as(e.data()))
-                            << "an input was modified";
-                    }
+                    EXPECT_TRUE(io.intact(m, e)) << "a guard or an input was written";
                 }
                 if (HasFailure()) return;
             }
