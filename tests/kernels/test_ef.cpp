@@ -4,6 +4,8 @@
 #include "fixture.hpp"
 #include "ref_ef.hpp"
 
+#include <iterator>
+
 namespace gw::ktest {
 namespace {
 
@@ -15,6 +17,15 @@ const EfCoef kCoefs[] = {
     {0.37f, 1.3f, -0.2f, 2.5f, 1e-3f},   // arbitrary
     {0.0f, 0.0f, 0.0f, 1.0f, 0.0f},      // error feedback off
 };
+
+// The million-element cases are there for the vector bodies' long runs; every
+// coefficient set, scale and buffer layout is covered at the short lengths.
+// So at kBig only Nesterov and the arbitrary set run, with the first scale (a
+// nonzero one), in place and into fresh buffers: a tenth of the time, which
+// the sanitizer and qemu runs pay many times over.
+bool thinned(const Case& c, size_t coef, size_t scale = 0, int mode = 0) {
+    return c.n == kBig && (coef % 3 != 0 || scale != 0 || mode > 1);
+}
 
 // A case's g, m and e (input streams 0, 1, 2) and exact copies of them at
 // the case's misalignment, which the kernels read.
@@ -61,7 +72,9 @@ TEST_P(KernelTest, EfCombine) {
         SCOPED_TRACE(describe(c));
         EfInputs in(c);
         std::vector<float> want(c.n + 1);
-        for (const EfCoef& k : kCoefs) {
+        for (size_t ki = 0; ki < std::size(kCoefs); ++ki) {
+            if (thinned(c, ki)) continue;
+            const EfCoef& k = kCoefs[ki];
             Guarded p(4 * c.n, 4 * c.fmis);
             t_->ef_combine(in.gi.f(), in.mi.f(), in.ei.f(), k, p.f(), c.n);
             ref::ef_combine(in.g.data(), in.m.data(), in.e.data(), k, want.data(), c.n);
@@ -105,7 +118,9 @@ TEST_P(KernelTest, EfSumAbsLanes) {
     for (const Case& c : cases()) {
         SCOPED_TRACE(describe(c));
         EfInputs in(c);
-        for (const EfCoef& k : kCoefs) {
+        for (size_t ki = 0; ki < std::size(kCoefs); ++ki) {
+            if (thinned(c, ki)) continue;
+            const EfCoef& k = kCoefs[ki];
             // Lanes continue from what they hold (a tile after tiles).
             double got[16], want[16];
             for (int j = 0; j < 16; ++j) got[j] = want[j] = 0.25 * j - 1.0;
@@ -134,14 +149,18 @@ TEST_P(KernelTest, EfSignStep) {
         Exact gi(g.data(), 4 * c.n, 4 * c.fmis);
         std::vector<uint8_t> want_bits(nb + 1);
         std::vector<float> want_e(c.n + 1), want_m(c.n + 1);
-        for (const EfCoef& k : kCoefs)
-            for (float s : scales) {
+        for (size_t ki = 0; ki < std::size(kCoefs); ++ki)
+            for (size_t si = 0; si < std::size(scales); ++si) {
+                if (thinned(c, ki, si)) continue;
+                const EfCoef& k = kCoefs[ki];
+                const float s = scales[si];
                 SCOPED_TRACE("mu=" + std::to_string(k.mu) + " s=" + std::to_string(s));
                 ref::ef_sign_step(g.data(), m.data(), e.data(), k, s, c.n, want_bits.data(),
                                   want_e.data(), want_m.data());
                 // In place (the worker: e_out == e, m_out == m), then each
                 // output alone into its own buffer (m and e read-only).
                 for (int mode = 0; mode < 4; ++mode) {
+                    if (thinned(c, ki, si, mode)) continue;
                     const bool with_e = mode != 2, with_m = mode != 1;
                     SignStepIo io(c, m, e, mode == 0);
                     Guarded &bits = io.bits, &eo = io.eo, &mo = io.mo;
@@ -166,7 +185,7 @@ TEST_P(KernelTest, EfSignStep) {
 // The one-pass step with its residual deferred: settled by sp (0 too) from
 // e, in place (the worker) and into fresh buffers, lanes continuing.
 TEST_P(KernelTest, EfSignDefer) {
-    const float pendings[] = {0.0f, 0.3125f, 3.0e38f};
+    const float pendings[] = {0.3125f, 0.0f, 3.0e38f};
     for (const Case& c : cases()) {
         SCOPED_TRACE(describe(c));
         const auto& g = input(c.dist, c.n, 0);
@@ -176,14 +195,18 @@ TEST_P(KernelTest, EfSignDefer) {
         Exact gi(g.data(), 4 * c.n, 4 * c.fmis);
         std::vector<uint8_t> want_bits(nb + 1);
         std::vector<float> want_e(c.n + 1), want_m(c.n + 1);
-        for (const EfCoef& k : kCoefs)
-            for (float sp : pendings) {
+        for (size_t ki = 0; ki < std::size(kCoefs); ++ki)
+            for (size_t si = 0; si < std::size(pendings); ++si) {
+                if (thinned(c, ki, si)) continue;
+                const EfCoef& k = kCoefs[ki];
+                const float sp = pendings[si];
                 SCOPED_TRACE("mu=" + std::to_string(k.mu) + " sp=" + std::to_string(sp));
                 double want[16];
                 for (int j = 0; j < 16; ++j) want[j] = 0.25 * j - 1.0;
                 ref::ef_sign_defer(g.data(), m.data(), e.data(), k, sp, c.n, want_bits.data(),
                                    want_e.data(), want_m.data(), want);
                 for (int mode = 0; mode < 3; ++mode) {  // in place; fresh; no momentum out
+                    if (thinned(c, ki, si, mode)) continue;
                     const bool with_m = mode != 2;
                     SignStepIo io(c, m, e, mode == 0);
                     Guarded &bits = io.bits, &eo = io.eo, &mo = io.mo;

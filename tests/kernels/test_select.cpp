@@ -8,7 +8,11 @@
 #include "ref_select.hpp"
 
 #include <algorithm>
+#include <functional>
+#include <map>
 #include <memory>
+#include <string_view>
+#include <tuple>
 
 namespace gw::ktest {
 namespace {
@@ -27,14 +31,28 @@ void* topk_scratch() {
     return s->data();
 }
 
+// ref::topk_select(x, k), computed once for all targets when x is large (the
+// reference's sort costs the sanitizer and qemu runs far more than the
+// kernels); keyed by x's bytes, so equal inputs built anew per target hit.
+const std::vector<uint32_t>& reference_for(const std::vector<float>& x, size_t k) {
+    static std::map<std::tuple<size_t, size_t, size_t>, std::vector<uint32_t>> large;
+    static std::vector<uint32_t> small;
+    if (x.size() < 65536) return small = ref::topk_select(x.data(), x.size(), k);
+    const size_t h = std::hash<std::string_view>()(
+        std::string_view(reinterpret_cast<const char*>(x.data()), 4 * x.size()));
+    auto key = std::make_tuple(x.size(), k, h);
+    auto it = large.find(key);
+    if (it == large.end()) it = large.emplace(key, ref::topk_select(x.data(), x.size(), k)).first;
+    return it->second;
+}
+
 // Runs topk_select on x (copied to an exact-size buffer `fmis` floats past a
 // 64-byte boundary) and compares the k indices with the reference; the
 // output has guard bytes on both sides, so k == 0 must write nothing.
 // With scratch_bytes above kTopkScratchBytes, a fresh exact-size scratch of
-// garbage (the one-pass path's room); `reference` may hold the answer already.
+// garbage (the one-pass path's room).
 ::testing::AssertionResult check_topk(const Table& t, const std::vector<float>& x, size_t k,
-                                      size_t fmis, size_t scratch_bytes = kTopkScratchBytes,
-                                      const std::vector<uint32_t>* reference = nullptr) {
+                                      size_t fmis, size_t scratch_bytes = kTopkScratchBytes) {
     const size_t n = x.size();
     Exact in(x.data(), 4 * n, 4 * fmis);
     Guarded out(4 * k, 0);
@@ -46,7 +64,7 @@ void* topk_scratch() {
         scratch = big->data();
     }
     t.topk_select(in.f(), n, k, reinterpret_cast<uint32_t*>(out.data()), scratch, scratch_bytes);
-    const std::vector<uint32_t> want = reference ? *reference : ref::topk_select(x.data(), n, k);
+    const std::vector<uint32_t>& want = reference_for(x, k);
     std::vector<uint32_t> got(k);
     if (k != 0) std::memcpy(got.data(), out.data(), 4 * k);
     for (size_t j = 0; j < k; ++j)
@@ -236,32 +254,34 @@ TEST_P(KernelTest, TopkSelectSmallOrders) {
 // checked by counting and taken), and where the sample misses every large
 // value (they sit between the sampled runs: fewer than k are kept, or the
 // count refutes the guessed tie, and the passes of the general path run). The
-// references are computed once for all targets.
+// inputs and references are computed once for all targets.
 TEST_P(KernelTest, TopkSelectOnePass) {
     const size_t n = kern::kTopkSampledMinN + 37;
-    std::vector<float> sorted = input(kNormal, n, 3);
-    std::sort(sorted.begin(), sorted.end(), [](float a, float b) { return std::fabs(a) < std::fabs(b); });
-    std::vector<float> hidden = input(kNormal, n, 4);
-    const size_t stride = (n - 1024) / 63;  // the sampled runs start at multiples of it
-    std::vector<float> hidden_ties(n, 1.0f);  // ties, and the sample misses what is above them
-    for (size_t i = 0; i < n; ++i)
-        if (i % stride >= 1024 && i % 97 == 0) {
-            hidden[i] *= 1000.0f;
-            hidden_ties[i] = 2.0f + float(i % 5);
-        }
-    const std::vector<std::pair<const char*, std::vector<float>>> inputs = {
-        {"normal", input(kNormal, n, 2)}, {"sorted", sorted}, {"hidden", hidden},
-        {"hidden_ties", hidden_ties}, {"all_equal", std::vector<float>(n, -1.5f)}, {"few_distinct", from_set(n, {0.0f, 1.0f, -2.0f, 0.5f}, 9)},
-    };
-    static std::map<std::pair<size_t, size_t>, std::vector<uint32_t>> refs;
+    using Inputs = std::vector<std::pair<const char*, std::vector<float>>>;
+    static const Inputs inputs = [n] {
+        std::vector<float> sorted = input(kNormal, n, 3);
+        std::sort(sorted.begin(), sorted.end(),
+                  [](float a, float b) { return std::fabs(a) < std::fabs(b); });
+        std::vector<float> hidden = input(kNormal, n, 4);
+        const size_t stride = (n - 1024) / 63;  // the sampled runs start at multiples of it
+        std::vector<float> hidden_ties(n, 1.0f);  // ties, and the sample misses what is above them
+        for (size_t i = 0; i < n; ++i)
+            if (i % stride >= 1024 && i % 97 == 0) {
+                hidden[i] *= 1000.0f;
+                hidden_ties[i] = 2.0f + float(i % 5);
+            }
+        return Inputs{{"normal", input(kNormal, n, 2)},
+                      {"sorted", sorted},
+                      {"hidden", hidden},
+                      {"hidden_ties", hidden_ties},
+                      {"all_equal", std::vector<float>(n, -1.5f)},
+                      {"few_distinct", from_set(n, {0.0f, 1.0f, -2.0f, 0.5f}, 9)}};
+    }();
     for (size_t d = 0; d < inputs.size(); ++d) {
         SCOPED_TRACE(inputs[d].first);
         const std::vector<float>& x = inputs[d].second;
-        for (size_t k : {size_t(1), size_t(100), n / 1000, n / 100, n / 16}) {
-            auto it = refs.find({d, k});
-            if (it == refs.end()) it = refs.emplace(std::make_pair(d, k), ref::topk_select(x.data(), n, k)).first;
-            EXPECT_TRUE(check_topk(*t_, x, k, d % 3, kern::topk_scratch_bytes(n, k), &it->second));
-        }
+        for (size_t k : {size_t(1), size_t(100), n / 1000, n / 100, n / 16})
+            EXPECT_TRUE(check_topk(*t_, x, k, d % 3, kern::topk_scratch_bytes(n, k)));
         if (HasFailure()) return;
     }
 }
