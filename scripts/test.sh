@@ -37,8 +37,10 @@ run_suites() {  # DIR LABEL
 build build -Dwerror=true -Dpython=enabled -Dpython_exe="$GW_VENV/bin/python" -Djava=enabled
 run_suites build gcc
 
+# (The benchmarks are compiled once, by g++ above.)
 CC=clang CXX=clang++ build build-clang -Dwerror=true -Db_sanitize=address,undefined \
-    -Db_lundef=false -Dfuzz=enabled -Dbuildtype=debugoptimized -Dpython=disabled -Djava=disabled
+    -Db_lundef=false -Dfuzz=enabled -Dbuildtype=debugoptimized -Dpython=disabled -Djava=disabled \
+    -Dbench=false
 run_suites build-clang clang-asan-ubsan
 
 # ThreadSanitizer over the test of layer handles driven from several threads

@@ -27,8 +27,8 @@
 # load without binfmt_misc (they run in every native build). Their GW_SIMD
 # cases are covered instead by KernelDispatch.EnvironmentAtFirstUse, run once
 # per GW_SIMD value in a process of its own (the env-* results).
-# GW_CROSS_JOBS (default 2) sets the build's parallelism, GW_CROSS_BUILD_DIR
-# another build directory.
+# GW_CROSS_JOBS (default 2) sets the build's parallelism and how many emulated
+# suites run at once, GW_CROSS_BUILD_DIR another build directory.
 set -euo pipefail
 
 arch=${1:-}
@@ -92,38 +92,74 @@ fi
 echo "   built in $(($(date +%s) - start)) s"
 
 # --- run under qemu --------------------------------------------------------
+# One emulated process uses one core: the suites run $jobs at a time, the
+# longest first, each line printed as its run ends. The kernel suite (most of
+# the time) runs in $shards parts, its tests dealt out by name with every
+# target of a test in the same part (GoogleTest's own sharding deals out
+# test-target pairs, which leaves a part only targets this CPU skips).
 sysroot=/usr/$triple
 # Death tests cannot re-execute themselves under user-mode emulation.
 base_filter='-*DeathTest*'
-fail=0
-for s in "${suites[@]}"; do
-    filter=$base_filter
-    # Suite-specific exclusions of very slow cases (none so far).
-    xml=$results/cross-$arch-$s.junit.xml
-    log=$results/cross-$arch-$s.log
-    rm -f "$xml" "$results/cross-$arch-$s.result"
+shards=3
+mapfile -t kernel_tests < <("$qemu" -L "$sysroot" "$build/tests/test_kernels" --gtest_list_tests \
+    --gtest_filter="$base_filter" | awk '/^[^ ]/ {suite = $1} /^  / {sub("/.*", "", $1); print suite $1}' |
+    awk '!seen[$0]++')
+[ ${#kernel_tests[@]} -gt 0 ] || shards=1  # not listed: one part, the whole suite
+part_filter=()
+for ((i = 0; i < ${#kernel_tests[@]}; i++)); do
+    part_filter[i % shards]+="${kernel_tests[i]}:${kernel_tests[i]}/*:"
+done
+runs=()
+for ((i = 0; i < shards; i++)); do runs+=("kernels:$i"); done
+for s in many codecs feedback reshard "${suites[@]}"; do
+    case " ${runs[*]} " in *" $s:- "*) continue ;; esac
+    [ "$s" = kernels ] || runs+=("$s:-")
+done
+run_one() {  # SUITE PART ("-": the whole suite)
+    local s=$1 part=$2 name=$1 filter=$base_filter rc t0 secs tally
+    if [ "$part" != - ]; then
+        name=$s-$part
+        filter=${part_filter[part]}$base_filter
+    fi
+    local xml=$results/cross-$arch-$name.junit.xml log=$results/cross-$arch-$name.log
+    rm -f "$xml" "$results/cross-$arch-$name.result"
     t0=$(date +%s)
-    set +e
     # Tests find the golden vectors through GW_SOURCE_DIR (compiled in).
     "$qemu" -L "$sysroot" "$build/tests/test_$s" --gtest_filter="$filter" \
         --gtest_output="xml:$xml" >"$log" 2>&1
     rc=$?
-    set -e
     secs=$(($(date +%s) - t0))
     tally=$(grep -E '^\[  (PASSED|FAILED)  \]|tests? ran' "$log" | tr -s ' ' | paste -sd' ' || true)
-    printf '   %-14s rc=%d  %4ds  %s\n' "$s" "$rc" "$secs" "$tally"
-    if [ "$s" = kernels ]; then
-        grep -E '^\[ kernels  \]' "$log" | sed 's/^/                  /' || true
-    fi
-    if [ $rc -ne 0 ]; then
-        fail=1
-        grep -E '^\[  FAILED  \]|Failure|error' "$log" | head -20 | sed 's/^/      /'
-        if [ ! -s "$xml" ]; then
-            echo "fail" >"$results/cross-$arch-$s.result"
-            tail -20 "$log"
+    {
+        printf '   %-14s rc=%d  %4ds  %s\n' "$name" "$rc" "$secs" "$tally"
+        [ "$name" != kernels-0 ] || grep -E '^\[ kernels  \]' "$log" | sed 's/^/                  /' || true
+        if [ $rc -ne 0 ]; then
+            grep -E '^\[  FAILED  \]|Failure|error' "$log" | head -20 | sed 's/^/      /'
+            if [ ! -s "$xml" ]; then
+                echo "fail" >"$results/cross-$arch-$name.result"
+                tail -20 "$log"
+            fi
         fi
+    } >"$log.summary"
+    cat "$log.summary"
+    return $rc
+}
+fail=0
+running=0
+set +e
+for r in "${runs[@]}"; do
+    if [ $running -ge "$jobs" ]; then
+        wait -n || fail=1
+        running=$((running - 1))
     fi
+    run_one "${r%%:*}" "${r#*:}" &
+    running=$((running + 1))
 done
+while [ $running -gt 0 ]; do
+    wait -n || fail=1
+    running=$((running - 1))
+done
+set -e
 
 # GW_SIMD at first use: value -> the target that must result (an unknown or
 # unsupported name means the best one).
