@@ -138,47 +138,53 @@ TEST_P(KernelTest, EfSumAbsLanes) {
     }
 }
 
+// A sign step's expected outputs, and the checks of one run against them.
+struct SignWant {
+    size_t n, nb;
+    std::vector<uint8_t> bits;
+    std::vector<float> e, m;
+    explicit SignWant(size_t n_)
+        : n(n_), nb(ref::sign_bytes(n_)), bits(nb + 1), e(n_ + 1), m(n_ + 1) {}
+    void expect(SignStepIo& io, const EfInputs& in, bool with_e, bool with_m, int mode) const {
+        EXPECT_TRUE(same_bytes(io.bits.data(), bits.data(), nb)) << "mode " << mode;
+        EXPECT_TRUE(padding_clear(io.bits.data(), n));
+        if (with_e) {
+            EXPECT_TRUE(same_floats(io.eo.f(), e.data(), n)) << "mode " << mode;
+        }
+        if (with_m) {
+            EXPECT_TRUE(same_floats(io.mo.f(), m.data(), n)) << "mode " << mode;
+        }
+        EXPECT_TRUE(io.intact(in.m, in.e)) << "a guard or an input was written";
+    }
+};
+
 TEST_P(KernelTest, EfSignStep) {
     const float scales[] = {0.3125f, 3.0e38f};
     for (const Case& c : cases()) {
         SCOPED_TRACE(describe(c));
-        const auto& g = input(c.dist, c.n, 0);
-        const auto& m = input(c.dist, c.n, 1);
-        const auto& e = input(c.dist, c.n, 2);
-        const size_t nb = ref::sign_bytes(c.n);
-        Exact gi(g.data(), 4 * c.n, 4 * c.fmis);
-        std::vector<uint8_t> want_bits(nb + 1);
-        std::vector<float> want_e(c.n + 1), want_m(c.n + 1);
+        EfInputs in(c);
+        SignWant want(c.n);
         for (size_t ki = 0; ki < std::size(kCoefs); ++ki)
             for (size_t si = 0; si < std::size(scales); ++si) {
                 if (thinned(c, ki, si)) continue;
                 const EfCoef& k = kCoefs[ki];
                 const float s = scales[si];
                 SCOPED_TRACE("mu=" + std::to_string(k.mu) + " s=" + std::to_string(s));
-                ref::ef_sign_step(g.data(), m.data(), e.data(), k, s, c.n, want_bits.data(),
-                                  want_e.data(), want_m.data());
+                ref::ef_sign_step(in.g.data(), in.m.data(), in.e.data(), k, s, c.n, want.bits.data(),
+                                  want.e.data(), want.m.data());
                 // In place (the worker: e_out == e, m_out == m), then each
                 // output alone into its own buffer (m and e read-only).
                 for (int mode = 0; mode < 4; ++mode) {
                     if (thinned(c, ki, si, mode)) continue;
                     const bool with_e = mode != 2, with_m = mode != 1;
-                    SignStepIo io(c, m, e, mode == 0);
-                    Guarded &bits = io.bits, &eo = io.eo, &mo = io.mo;
-                    t_->ef_sign_step(gi.f(), io.m_in(), io.e_in(), k, s, c.n, bits.data(),
-                                     with_e ? eo.f() : nullptr, with_m ? mo.f() : nullptr);
-                    EXPECT_TRUE(same_bytes(bits.data(), want_bits.data(), nb)) << "mode " << mode;
-                    EXPECT_TRUE(padding_clear(bits.data(), c.n));
-                    if (with_e) {
-                        EXPECT_TRUE(same_floats(eo.f(), want_e.data(), c.n)) << "mode " << mode;
-                    }
-                    if (with_m) {
-                        EXPECT_TRUE(same_floats(mo.f(), want_m.data(), c.n)) << "mode " << mode;
-                    }
-                    EXPECT_TRUE(io.intact(m, e)) << "a guard or an input was written";
+                    SignStepIo io(c, in.m, in.e, mode == 0);
+                    t_->ef_sign_step(in.gi.f(), io.m_in(), io.e_in(), k, s, c.n, io.bits.data(),
+                                     with_e ? io.eo.f() : nullptr, with_m ? io.mo.f() : nullptr);
+                    want.expect(io, in, with_e, with_m, mode);
                 }
                 if (HasFailure()) return;
             }
-        EXPECT_TRUE(gi.same_as(g.data()));
+        EXPECT_TRUE(in.unchanged()) << "an input was modified";
     }
 }
 
@@ -188,45 +194,33 @@ TEST_P(KernelTest, EfSignDefer) {
     const float pendings[] = {0.3125f, 0.0f, 3.0e38f};
     for (const Case& c : cases()) {
         SCOPED_TRACE(describe(c));
-        const auto& g = input(c.dist, c.n, 0);
-        const auto& m = input(c.dist, c.n, 1);
-        const auto& e = input(c.dist, c.n, 2);
-        const size_t nb = ref::sign_bytes(c.n);
-        Exact gi(g.data(), 4 * c.n, 4 * c.fmis);
-        std::vector<uint8_t> want_bits(nb + 1);
-        std::vector<float> want_e(c.n + 1), want_m(c.n + 1);
+        EfInputs in(c);
+        SignWant want(c.n);
         for (size_t ki = 0; ki < std::size(kCoefs); ++ki)
             for (size_t si = 0; si < std::size(pendings); ++si) {
                 if (thinned(c, ki, si)) continue;
                 const EfCoef& k = kCoefs[ki];
                 const float sp = pendings[si];
                 SCOPED_TRACE("mu=" + std::to_string(k.mu) + " sp=" + std::to_string(sp));
-                double want[16];
-                for (int j = 0; j < 16; ++j) want[j] = 0.25 * j - 1.0;
-                ref::ef_sign_defer(g.data(), m.data(), e.data(), k, sp, c.n, want_bits.data(),
-                                   want_e.data(), want_m.data(), want);
+                double want_lanes[16];
+                for (int j = 0; j < 16; ++j) want_lanes[j] = 0.25 * j - 1.0;
+                ref::ef_sign_defer(in.g.data(), in.m.data(), in.e.data(), k, sp, c.n, want.bits.data(),
+                                   want.e.data(), want.m.data(), want_lanes);
                 for (int mode = 0; mode < 3; ++mode) {  // in place; fresh; no momentum out
                     if (thinned(c, ki, si, mode)) continue;
                     const bool with_m = mode != 2;
-                    SignStepIo io(c, m, e, mode == 0);
-                    Guarded &bits = io.bits, &eo = io.eo, &mo = io.mo;
+                    SignStepIo io(c, in.m, in.e, mode == 0);
                     double got[16];
                     for (int j = 0; j < 16; ++j) got[j] = 0.25 * j - 1.0;
-                    t_->ef_sign_defer(gi.f(), io.m_in(), io.e_in(), k, sp, c.n, bits.data(), eo.f(),
-                                      with_m ? mo.f() : nullptr, got);
-                    EXPECT_TRUE(same_bytes(bits.data(), want_bits.data(), nb)) << "mode " << mode;
-                    EXPECT_TRUE(padding_clear(bits.data(), c.n));
-                    EXPECT_TRUE(same_floats(eo.f(), want_e.data(), c.n)) << "mode " << mode;
-                    if (with_m) {
-                        EXPECT_TRUE(same_floats(mo.f(), want_m.data(), c.n)) << "mode " << mode;
-                    }
+                    t_->ef_sign_defer(in.gi.f(), io.m_in(), io.e_in(), k, sp, c.n, io.bits.data(),
+                                      io.eo.f(), with_m ? io.mo.f() : nullptr, got);
+                    want.expect(io, in, true, with_m, mode);
                     for (int j = 0; j < 16; ++j)
-                        EXPECT_EQ(dbits(got[j]), dbits(want[j])) << "lane " << j << " mode " << mode;
-                    EXPECT_TRUE(io.intact(m, e)) << "a guard or an input was written";
+                        EXPECT_EQ(dbits(got[j]), dbits(want_lanes[j])) << "lane " << j << " mode " << mode;
                 }
                 if (HasFailure()) return;
             }
-        EXPECT_TRUE(gi.same_as(g.data()));
+        EXPECT_TRUE(in.unchanged()) << "an input was modified";
     }
 }
 
