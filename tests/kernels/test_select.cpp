@@ -255,28 +255,33 @@ TEST_P(KernelTest, TopkSelectSmallOrders) {
 // value (they sit between the sampled runs: fewer than k are kept, or the
 // count refutes the guessed tie, and the passes of the general path run). The
 // inputs and references are computed once for all targets.
+using NamedInputs = std::vector<std::pair<const char*, std::vector<float>>>;
+constexpr size_t kOnePassN = kern::kTopkSampledMinN + 37;
+
+NamedInputs one_pass_inputs() {
+    const size_t n = kOnePassN;
+    std::vector<float> sorted = input(kNormal, n, 3);
+    std::sort(sorted.begin(), sorted.end(),
+              [](float a, float b) { return std::fabs(a) < std::fabs(b); });
+    std::vector<float> hidden = input(kNormal, n, 4);
+    const size_t stride = (n - 1024) / 63;  // the sampled runs start at multiples of it
+    std::vector<float> hidden_ties(n, 1.0f);  // ties, and the sample misses what is above them
+    for (size_t i = 0; i < n; ++i)
+        if (i % stride >= 1024 && i % 97 == 0) {
+            hidden[i] *= 1000.0f;
+            hidden_ties[i] = 2.0f + float(i % 5);
+        }
+    return {{"normal", input(kNormal, n, 2)},
+            {"sorted", sorted},
+            {"hidden", hidden},
+            {"hidden_ties", hidden_ties},
+            {"all_equal", std::vector<float>(n, -1.5f)},
+            {"few_distinct", from_set(n, {0.0f, 1.0f, -2.0f, 0.5f}, 9)}};
+}
+
 TEST_P(KernelTest, TopkSelectOnePass) {
-    const size_t n = kern::kTopkSampledMinN + 37;
-    using Inputs = std::vector<std::pair<const char*, std::vector<float>>>;
-    static const Inputs inputs = [n] {
-        std::vector<float> sorted = input(kNormal, n, 3);
-        std::sort(sorted.begin(), sorted.end(),
-                  [](float a, float b) { return std::fabs(a) < std::fabs(b); });
-        std::vector<float> hidden = input(kNormal, n, 4);
-        const size_t stride = (n - 1024) / 63;  // the sampled runs start at multiples of it
-        std::vector<float> hidden_ties(n, 1.0f);  // ties, and the sample misses what is above them
-        for (size_t i = 0; i < n; ++i)
-            if (i % stride >= 1024 && i % 97 == 0) {
-                hidden[i] *= 1000.0f;
-                hidden_ties[i] = 2.0f + float(i % 5);
-            }
-        return Inputs{{"normal", input(kNormal, n, 2)},
-                      {"sorted", sorted},
-                      {"hidden", hidden},
-                      {"hidden_ties", hidden_ties},
-                      {"all_equal", std::vector<float>(n, -1.5f)},
-                      {"few_distinct", from_set(n, {0.0f, 1.0f, -2.0f, 0.5f}, 9)}};
-    }();
+    const size_t n = kOnePassN;
+    static const NamedInputs inputs = one_pass_inputs();
     for (size_t d = 0; d < inputs.size(); ++d) {
         SCOPED_TRACE(inputs[d].first);
         const std::vector<float>& x = inputs[d].second;
