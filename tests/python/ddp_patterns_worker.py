@@ -153,22 +153,28 @@ def mass_run(rank, world, method, find_unused, policy=False):
     one-step probe and timings that send every other bucket dense ("mixed": the
     method faster over the whole step) or every bucket ("all": the method
     faster on every other bucket but slower over the step), so buckets hand
-    their residuals over at step 3."""
+    their residuals over at step 3; or ("cycle") probing again 2 steps after
+    each decision, the method slower in even probes and faster in odd ones."""
     model, local = (Dead(), Dead()) if find_unused else (mlp(), mlp())
     model.rank = local.rank = rank
     state_kw = dict(policy="never_slower", probe_steps=1) if policy else None
+    if policy == "cycle":
+        state_kw["reprobe_steps"] = 2
     ddp, state = hooked(model, method, state_kw=state_kw, bucket_cap_mb=TINY,
                         find_unused_parameters=find_unused)
-    if policy:  # the method slower on buckets whose first parameter is even
+    if policy == "cycle":
+        state.policy.record = timings_by_cycle(state.policy)
+    elif policy:  # the method slower on buckets whose first parameter is even
         slow, fast = (1.5, 0.25) if policy == "mixed" else (2.0, 0.5)
         state.policy.record = lambda phase, key, t, p=state.policy: NeverSlower.record(
             p, phase, key, 1.0 if phase == "dense" else (fast if key[0] % 2 else slow))
-    direct = 0
+    direct, trail = 0, []
     opt = torch.optim.SGD(ddp.parameters(), lr=0.1)
     names = [n for n, _ in model.named_parameters()]
     sizes = [p.numel() for p in model.parameters()]
     err, dead_moved, dead_residual = 0.0, 0.0, 0.0
-    for step in range(STEPS + (3 if policy else 1)):  # policy: 2 steps after its decision
+    # policy: 2 steps after its decision; cycle: 3 decisions, probes of 1 + 1 steps, 2 decided
+    for step in range(13 if policy == "cycle" else STEPS + (3 if policy else 1)):
         if find_unused:
             model.step = local.step = step
         x, y = data(step, rank)
@@ -198,6 +204,10 @@ def mass_run(rank, world, method, find_unused, policy=False):
                 dead_residual = max(dead_residual, (after - before[i]).abs().max().item())
         dead0 = [p.detach().clone() for p in model.dead.parameters()] if find_unused else []
         opt.step()
+        if policy:
+            dense = state.policy.dense
+            trail.append((state.policy.cycle, None if dense is None else len(dense),
+                          len(state._handles) > 0))
         if find_unused and step >= 1:
             dead_moved = max(dead_moved, max((a - b).abs().max().item()
                                              for a, b in zip(dead0, model.dead.parameters())))
@@ -205,7 +215,7 @@ def mass_run(rank, world, method, find_unused, policy=False):
         return {"mass": err, "dense": sorted(state.policy.dense),
                 "handles": sorted({k[1] for k in state._handles}),
                 "flushed": sorted(state.policy.flushed), "direct_steps": direct,
-                "buckets": len(state.policy.dense_time)}
+                "buckets": len(state.policy.dense_time), "trail": trail}
     return {"mass": err, "dead_moved": dead_moved, "dead_residual": dead_residual,
             "dead_kept": kept(state, names.index("dead.weight"), sizes[names.index(
                 "dead.weight")]).abs().sum().item() if find_unused else 0.0}
@@ -351,26 +361,45 @@ def check_never_slower(rank, world):
     hand over their residuals, the mass kept exactly; the rest keep the method."""
     out = {(method, policy): mass_run(rank, world, method, False, policy=policy)
            for method in ("ef", "fp16", "efsignsgd", "lags", "randomk", "cltk")
-           for policy in ("mixed", "all")}
+           for policy in ("mixed", "all", "cycle")}
     out["hand_back"] = hand_back_run(rank)
+    out["take_again"] = hand_back_run(rank, reprobe=2)
     return out
 
 
-def hand_back_run(rank):
+def timings_by_cycle(policy):
+    """never_slower's record with the method slower than dense (2 against 1)
+    in even probes and faster (0.5) in odd ones: a link that changes speed."""
+    return lambda phase, key, t: NeverSlower.record(
+        policy, phase, key, 1.0 if phase == "dense" else (0.5 if policy.cycle % 2 else 2.0))
+
+
+def hand_back_run(rank, reprobe=0):
     """An SGD's momentum given to the state goes back to the optimizer once
     never_slower sends every bucket dense: each buffer the ranks' mean of the
-    hook's, the optimizer's momentum and nesterov as they were."""
-    model = mlp()
+    hook's, the optimizer's momentum and nesterov as they were. reprobe: the
+    method faster at the second probe, where the momentum moves into the hook
+    again, its buffers with it (the hook's buffer then mu times the
+    optimizer's plus this rank's gradient), and back at the third."""
+    model, local = mlp(), mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
     ddp, state = hooked(model, "ef", state_kw=dict(policy="never_slower", probe_steps=1,
-                                                   optimizer=opt), bucket_cap_mb=TINY)
-    state.policy.record = lambda phase, key, t, p=state.policy: NeverSlower.record(
-        p, phase, key, 1.0 if phase == "dense" else 2.0)  # the method slower everywhere
-    taken, mean, handed = [], None, None
-    for step in range(STEPS + 3):
+                                                   reprobe_steps=reprobe, optimizer=opt),
+                        bucket_cap_mb=TINY)
+    if reprobe:
+        state.policy.record = timings_by_cycle(state.policy)
+    else:
+        state.policy.record = lambda phase, key, t, p=state.policy: NeverSlower.record(
+            p, phase, key, 1.0 if phase == "dense" else 2.0)  # the method slower everywhere
+    taken, mean, handed, moved = [], None, None, None
+    for step in range(13 if reprobe else STEPS + 3):
         x, y = data(step, rank)
         before = {pid: b.clone() for pid, b in state._moment.bufs.items()}
         taken.append(opt.param_groups[0]["momentum"])
+        ours = [opt.state[p].get("momentum_buffer") for p in model.parameters()]
+        local.load_state_dict(model.state_dict())
+        local.zero_grad()
+        loss_of(local(x), y).backward()
         opt.zero_grad()
         loss_of(ddp(x), y).backward()
         if handed is None and not state._moment.rule:  # handed back in this step's hook
@@ -381,10 +410,16 @@ def hand_back_run(rank):
                 b = before[pid].clone()
                 dist.all_reduce(b)
                 mean.append(b / dist.get_world_size())
+        elif handed is not None and moved is None and state._moment.rule:  # taken again
+            moved = max((state._moment.bufs[pid] - 0.9 * b.reshape(-1)
+                         - q.grad.reshape(-1)).abs().max().item()
+                        for pid, (b, q) in enumerate(zip(ours, local.parameters())))
+            moved = (moved, all("momentum_buffer" not in opt.state[p]
+                                for p in model.parameters()))
         opt.step()
     return {"taken": taken, "group": (opt.param_groups[0]["momentum"],
                                       opt.param_groups[0]["nesterov"]),
-            "handed": handed, "mean": mean, "params": params(model)}
+            "handed": handed, "mean": mean, "moved": moved, "params": params(model)}
 
 
 def check_no_sync_frozen(rank, world):

@@ -139,11 +139,29 @@ def test_never_slower_hands_residuals_over(job):
         for got, want in zip(hb["handed"], hb["mean"]):  # the ranks' mean of the hook's
             assert torch.allclose(got, want, rtol=1e-6, atol=1e-7), (got, want)
         replicas_agree([{"hb": x["hand_back"]["params"]} for x in ranks], "hb")
+        again = r["take_again"]
+        # probes begin at steps 1, 5, 9 (counted from 0; 1 dense + 1 method + 2 decided): the
+        # method is slower in the first and third (the momentum handed back at the bucket 0
+        # after each flush: steps 4 and 12), faster in the second (taken again at step 6,
+        # its buffers with it)
+        assert again["taken"] == [0.0] * 5 + [0.9] * 2 + [0.0] * 6, again["taken"]
+        assert again["group"] == (0.9, True), again
+        assert again["moved"] is not None and again["moved"][1], again["moved"]
+        assert again["moved"][0] < 1e-6, again["moved"]
         for key, m in r.items():
-            if key == "hand_back":
+            if key in ("hand_back", "take_again"):
                 continue
             method, policy = key
             assert m["mass"] < 1e-5, (world, method, m)
+            if policy == "cycle":  # (probe, buckets decided dense, handles held) per step
+                cycles = [c for c, _, _ in m["trail"]]
+                assert cycles == [0] * 5 + [1] * 4 + [2] * 4, (method, m["trail"])
+                n = m["buckets"]
+                want = ([(None, False)] * 2 + [(None, True)] + [(n, False)] * 2  # 0: all dense
+                        + [(None, False), (None, True), (0, True), (0, True)]  # 1: the method
+                        + [(None, True)] * 2 + [(n, False)] * 2)  # 2: all dense, handed over
+                assert [(d, h) for _, d, h in m["trail"]] == want, (method, m["trail"])
+                continue
             dense = {p for key in m["dense"] for p in key}
             assert set(m["flushed"]) == dense, (method, m)  # handed over once
             assert not dense & set(m["handles"]), (method, m)   # no state left for them
@@ -154,7 +172,7 @@ def test_never_slower_hands_residuals_over(job):
                 assert len(m["dense"]) == m["buckets"] and not m["handles"], (method, m)
                 assert m["direct_steps"] >= 1, (method, m)
     for method in ranks[0]:
-        if method != "hand_back":
+        if method not in ("hand_back", "take_again"):
             assert all(r[method]["dense"] == ranks[0][method]["dense"] for r in ranks)
 
 

@@ -6,7 +6,7 @@ import time
 from typing import List, Optional, Tuple
 
 from .._torch import dist, torch
-from ._optim import hand_back
+from ._optim import hand_back, take_over
 from ._policy import Timer, drop, held_back
 from ._state import GradwireState
 from .modes import DIRECT, MODES
@@ -54,13 +54,20 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
     phase = None
     if state.policy is not None and state.steps > state.start_step:
         # Counted from the step after DDP's first (which builds its buckets anew).
-        phase = state.policy.phase(state.steps - max(state.start_step, 1))
+        k = state.steps - max(state.start_step, 1)
+        if bucket.index() == 0:
+            state.policy.begin(k)  # reprobe_steps: a new probe forgets the decision
+        phase = state.policy.phase(k)
     if bucket.index() == 0:
         # Between steps the engine is idle (the last bucket waited), so every
         # rank sees the same handles here and takes the same path all step.
         state._dense_decided = phase == "decided" and _all_flushed(state)
         if state._dense_decided and state._moment and state._optimizer is not None:
             hand_back(state._moment, state._optimizer, state._pid, state.comm)
+            state._handed_back = True
+        elif phase == "method" and state._handed_back:  # a new probe of the method
+            take_over(state._optimizer, state._pid, state._moment, buffers=True)
+            state._handed_back = False
     dense_step = (state.mode == "allreduce" or state.steps <= state.start_step
                   or phase in ("warm", "dense") or state._dense_decided)
     # A mode that runs on this thread (modes.DIRECT), where nothing needs the

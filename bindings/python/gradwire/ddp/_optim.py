@@ -96,11 +96,13 @@ class Momentum:
 
 
 def take_over(optimizer: torch.optim.Optimizer, pid_of: Dict[int, int],
-              momentum: Momentum, move: bool = True) -> Dict[int, int]:
+              momentum: Momentum, move: bool = True, buffers: bool = False) -> Dict[int, int]:
     """Move `optimizer`'s SGD momentum into `momentum` (unless not `move`:
     full precision, where momentum after the exchange is the same thing);
     returns pid -> param group (the hook reads each group's learning rate
-    every step)."""
+    every step). buffers: its momentum buffers move too (after hand_back,
+    when never_slower probes the method again: they followed exact averages,
+    so every rank's are the same)."""
     group_of: Dict[int, int] = {}
     for gi, group in enumerate(optimizer.param_groups):
         mu = float(group.get("momentum", 0.0) or 0.0) if move else 0.0
@@ -112,6 +114,9 @@ def take_over(optimizer: torch.optim.Optimizer, pid_of: Dict[int, int],
             if mu > 0 and isinstance(optimizer, torch.optim.SGD):
                 momentum.rule[pid] = (mu, float(group.get("dampening", 0.0)),
                                       bool(group.get("nesterov", False)))
+                buf = optimizer.state.get(p, {}).pop("momentum_buffer", None) if buffers else None
+                if buf is not None:
+                    momentum.bufs[pid] = buf.detach().reshape(-1).to(torch.float32).clone()
         if mu > 0 and isinstance(optimizer, torch.optim.SGD):
             group["momentum"] = 0.0
             group["nesterov"] = False

@@ -14,6 +14,12 @@ in only one phase keeps the method. If the method's timings summed over the
 step are not below the dense ones, every bucket goes dense: per-bucket
 timings do not add up when both ways share the processors and the link.
 
+With reprobe_steps=R the decision is not for good: R steps after it the
+probe starts again (dense, method, a new decision), so a link that changes
+speed is followed within 2 probe + R steps. Buckets on the method keep their
+residuals through the dense probe (nothing is handed over there); buckets
+that went dense start the method probe from zero residuals, as at the first.
+
 A bucket that goes dense hands over what it held back: at its first dense
 step each rank adds its error-feedback residuals (in gradient units, the
 server's slice residual counted M times since the server averages, a cast
@@ -36,10 +42,17 @@ Key = Tuple[int, ...]  # a bucket: its parameters' ids
 
 
 class NeverSlower:
-    def __init__(self, probe: int = 2) -> None:
+    every, cycle = 0, 0  # what a state pickled before reprobe_steps holds
+
+    def __init__(self, probe: int = 2, every: int = 0) -> None:
         if probe < 1:
             raise ValueError(f"never_slower needs probe >= 1 steps, not {probe}")
+        if every < 0:
+            raise ValueError(f"never_slower needs reprobe_steps >= 0 (0: decide once), "
+                             f"not {every}")
         self.probe = probe
+        self.every = every                      # steps a decision holds; 0: for good
+        self.cycle: Optional[int] = 0           # probes begun after the first
         self.dense_time: Dict[Key, float] = {}
         self.method_time: Dict[Key, float] = {}
         self.dense: Optional[Set[Key]] = None   # decided buckets, None until then
@@ -52,11 +65,31 @@ class NeverSlower:
         'warm' (dense, not timed), 'dense', 'method' or 'decided'."""
         if k <= 0:
             return "warm"
+        if self.every:
+            if self.cycle is None:  # resumed under another reprobe_steps
+                return "decided"
+            k = (k - 1) % (2 * self.probe + self.every) + 1
         if k <= self.probe:
             return "dense"
         if k <= 2 * self.probe:
             return "method"
         return "decided"
+
+    def begin(self, k: int) -> bool:
+        """At bucket 0 of step k (the engine idle): whether a new probe begins,
+        which forgets the last decision and its timings."""
+        if not self.every or k <= 0:
+            return False
+        length = 2 * self.probe + self.every
+        if self.cycle is None and (k - 1) % length:
+            return False  # resumed under another reprobe_steps: wait for a probe's start
+        cycle = (k - 1) // length
+        if cycle == self.cycle:
+            return False
+        self.cycle = cycle
+        self.dense, self.all_dense, self.flushed = None, False, set()
+        self.dense_time, self.method_time = {}, {}
+        return True
 
     def record(self, phase: str, key: Key, seconds: float) -> None:
         (self.dense_time if phase == "dense" else self.method_time)[key] = seconds
@@ -78,12 +111,16 @@ class NeverSlower:
         self.all_dense = bool(keys) and self.dense == set(self.dense_time) | set(self.method_time)
 
     def state_dict(self) -> dict:
-        return {"probe": self.probe, "dense": None if self.dense is None else sorted(self.dense),
+        return {"probe": self.probe, "every": self.every, "cycle": self.cycle,
+                "dense": None if self.dense is None else sorted(self.dense),
                 "flushed": sorted(self.flushed), "dense_time": dict(self.dense_time),
                 "method_time": dict(self.method_time), "all_dense": self.all_dense}
 
     def load_state_dict(self, sd: dict) -> None:
         self.probe = sd["probe"]
+        # reprobe_steps is the resuming state's own; under another than the
+        # saved one the decision holds until the next probe due under it.
+        self.cycle = sd.get("cycle", 0) if sd.get("every", 0) == self.every else None
         self.dense = None if sd["dense"] is None else {tuple(k) for k in sd["dense"]}
         self.all_dense = sd.get("all_dense", False)
         self.flushed = set(sd["flushed"])

@@ -45,7 +45,7 @@ class GradwireState:
                  optimizer: Optional[torch.optim.Optimizer] = None, lr: float = 1.0,
                  momentum: str = "none", mu: float = 0.0, seed: int = 0, beta: float = 1.0,
                  warmup_steps: int = 0, start_step: int = 0, policy: Optional[str] = None,
-                 probe_steps: int = 2, check_optimizer: bool = True,
+                 probe_steps: int = 2, reprobe_steps: int = 0, check_optimizer: bool = True,
                  momentum_masking: Optional[bool] = None) -> None:
         preset = METHODS.get(method)
         if preset is None and mode is None:
@@ -85,10 +85,11 @@ class GradwireState:
             raise ValueError(f"unknown policy {policy!r}: None or 'never_slower'")
         if policy is not None and self.mode == "allreduce":
             policy = None  # nothing to choose
-        self.policy = None if policy is None else NeverSlower(probe_steps)
+        self.policy = None if policy is None else NeverSlower(probe_steps, reprobe_steps)
         self.steps = 0          # hook calls of bucket 0 (synchronised iterations)
         self._handles: Dict[Tuple, Any] = {}
         self._dense_decided = False  # this step: never_slower's all-dense, by the hook
+        self._handed_back = False    # never_slower gave the optimizer its momentum back
         self._blobs: Dict[Tuple, bytes] = {}   # restored, loaded when a handle is made
         self._moment = Momentum()
         # DGC's momentum factor masking (_optim.py): the preset's choice unless given.
@@ -185,6 +186,7 @@ class GradwireState:
             # (after an exact or near-exact average it is the same arithmetic).
             self._group_of = take_over(optimizer, self._pid, self._moment,
                                        move=self.mode not in ("allreduce", "cast"))
+            self._handed_back = False
             self._read_lrs()
         if self._guard is not None:
             self._guard.remove()
@@ -297,6 +299,7 @@ class GradwireState:
             d["_moment"].masking = bool(d.pop("momentum_masking"))
         d.setdefault("policy", None)
         d.setdefault("_dense_decided", False)
+        d.setdefault("_handed_back", False)
         self.__dict__.update(d)
         self._handles, self._blobs = {}, {}
         self.process_group = None  # bind() takes the new model's group
