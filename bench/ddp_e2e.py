@@ -13,7 +13,8 @@ Methods: plain DDP, torch's fp16_compress_hook, PowerSGD rank 1 and 2 (one
 bucket: torch 2.15's PowerSGD hook hung on gloo with more than one bucket),
 and every gradwire.ddp.METHODS entry through GradwireState(ddp, method=m,
 optimizer=opt) (a method refused by name runs with its preset's explicit
-mode and codec, marked '*'). `gw:<method>@<mode>` runs a method's codec in
+mode and codec, marked '*'). `gw:<method>/<option>=<int>` passes an integer
+option to GradwireState (`gw:auto/reprobe_steps=12`). `gw:<method>@<mode>` runs a method's codec in
 another mode: `gw:fp16@server` is method fp16 as it was before mode "cast"
 (all-to-all then all-gather through the sharded server), `gw:topk@server` method
 topk before it went one-way.
@@ -29,6 +30,8 @@ state.steps, and the loss on a fixed batch after all steps.
     python bench/ddp_e2e.py --links unshaped,1gbit --methods ddp,fp16_hook,gw:ef
     python bench/ddp_e2e.py --steps 1gbit=2+5 --csv out.csv --png out.png
     python bench/ddp_e2e.py --to-loss 100        # time to plain DDP's loss after 100 steps
+    python bench/ddp_e2e.py --links unshaped --link-change 1gbit@12 --steps 0+36 \
+        --methods ddp,gw:auto,gw:auto/reprobe_steps=12    # a link that slows down mid-run
 
 --to-loss N (bench/ddp_to_loss.py) measures instead how long each method takes
 at 1 Gbit/s and 100 Mbit/s (or --links) to reach the loss plain DDP has after
@@ -80,6 +83,19 @@ def gw_methods():
 
 
 # ---------------------------------------------------------------- rank side
+
+def gw_spec(method):
+    """'gw:auto/reprobe_steps=10' -> ('auto', {'reprobe_steps': 10}): a method
+    and GradwireState options (integers) after slashes."""
+    name, *opts = method[3:].split("/")
+    return name, {k: int(v) for k, v in (o.split("=", 1) for o in opts)}
+
+
+def probes_begun(state):
+    """How many probes policy="never_slower" began (None without it)."""
+    cycle = getattr(getattr(state, "policy", None), "cycle", None)
+    return None if cycle is None else cycle + 1
+
 
 def load_data(rank_seed):
     """Fashion-MNIST's training set as the DDP demo reads it, normalised, or
@@ -147,15 +163,16 @@ def rank_main(a):
     elif method.startswith("gw:"):
         import gradwire as gw
         from gradwire.ddp import GradwireState, hook, METHODS
-        m, _, mode = method[3:].partition("@")
+        m, options = gw_spec(method)
+        m, _, mode = m.partition("@")
         try:
-            state = GradwireState(ddp, method=m, mode=mode or None, optimizer=opt)
+            state = GradwireState(ddp, method=m, mode=mode or None, optimizer=opt, **options)
         except ValueError as e:
             if "does not train" not in str(e) and "refused" not in str(e):
                 raise
             name, params = METHODS[m]["codec"]
             state = GradwireState(ddp, method=m, mode=METHODS[m]["mode"],
-                                  codec=gw.CodecSpec(name, **params), optimizer=opt)
+                                  codec=gw.CodecSpec(name, **params), optimizer=opt, **options)
             note = "refused by name; run with its explicit mode and codec"
         ddp.register_comm_hook(state, hook)
     elif method != "ddp":
@@ -182,7 +199,12 @@ def rank_main(a):
     curve = []  # (steps done, eval loss) every a.eval_every steps
     tx0 = gw0 = gs0 = 0
     total = a.warmup + a.timed
+    change_to, _, change_at = (a.change or "").partition("@")
     for step in range(total):
+        if change_to and step == int(change_at):  # the link changes speed (--link-change)
+            if rank == 0:
+                set_link(change_to)
+            dist.barrier()
         if step == a.warmup:
             dist.barrier()
             tx0 = lo_tx_bytes()
@@ -217,7 +239,8 @@ def rank_main(a):
         res = dict(median_ms=1000 * statistics.median(t.tolist()),
                    link_bytes=(tx1 - tx0) / len(times) / WORLD,
                    gw_bytes=(gwb.item() / WORLD / gw_steps) if state is not None and gw_steps else None,
-                   loss=final, data=data, note=note, curve=curve, step_s=t.tolist())
+                   loss=final, data=data, note=note, curve=curve, step_s=t.tolist(),
+                   probes=probes_begun(state))
         with open(a.out, "w") as f:
             json.dump(res, f)
     dist.destroy_process_group()
@@ -493,6 +516,12 @@ def main():
     p.add_argument("--out", help=argparse.SUPPRESS)
     p.add_argument("--eval-every", type=int, default=0, help=argparse.SUPPRESS)
     p.add_argument("--target", type=float, help=argparse.SUPPRESS)
+    p.add_argument("--link-change", metavar="LINK@STEP",
+                   help="start on the one --links link and change it to LINK before step STEP "
+                        "(counted from 0 over warm-up and timed steps; bench/ddp_link_change.py)")
+    p.add_argument("--link-change-csv", default="bench-results/ddp_link_change.csv")
+    p.add_argument("--link-change-png", default="bench-results/ddp_link_change.png")
+    p.add_argument("--change", help=argparse.SUPPRESS)
     p.add_argument("--replot", metavar="CSV", help="only draw --png (with --to-loss N: --to-loss-png) "
                                                   "from a CSV this script wrote")
     a = p.parse_args()
@@ -534,6 +563,11 @@ def main():
     tc("qdisc", "del", "dev", "lo", "root")
     if a.to_loss:
         return to_loss(a)
+    if a.link_change:
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import ddp_link_change
+        ddp_link_change.driver(a, sys.modules[__name__])
+        return 0
     driver(a)
     return 0
 

@@ -255,6 +255,28 @@ def test_e2e_benchmark_runs(tmp_path):
     assert (tmp_path / "e2e.csv").read_text().count("\n") == 3
 
 
+def test_e2e_link_change_runs(tmp_path):
+    """bench/ddp_e2e.py --link-change on the smallest run: unshaped, then 1 Gbit/s
+    from step 2; gw:auto probing again one step after each decision (probes of
+    1 + 1 steps: they begin at steps 1 and 4, counted from 0, DDP's first) began
+    its second probe. Times are printed, never asserted."""
+    bench = os.path.join(HERE, "..", "..", "bench", "ddp_e2e.py")
+    csv_path = tmp_path / "change.csv"
+    run = subprocess.run([sys.executable, bench, "--links", "unshaped", "--link-change", "1gbit@2",
+                          "--steps", "0+6", "--methods", "gw:auto/reprobe_steps=1/probe_steps=1",
+                          "--link-change-csv", str(csv_path),
+                          "--link-change-png", str(tmp_path / "change.png")],
+                         capture_output=True, text=True, timeout=600,
+                         env=dict(os.environ, PYTHONPATH=os.pathsep.join(sys.path)))
+    assert run.returncode == 0, run.stdout[-2000:] + run.stderr[-2000:]
+    if "skipped:" in run.stdout:
+        pytest.skip(run.stdout.strip().splitlines()[-1])
+    import csv
+    rows = list(csv.DictReader(csv_path.open()))
+    assert [r["status"] for r in rows] == ["ok"], rows
+    assert len(rows[0]["step_ms"].split()) == 6 and rows[0]["probes"] == "2", rows
+
+
 def test_e2e_time_to_loss_runs(tmp_path):
     """bench/ddp_e2e.py --to-loss on the smallest run: plain DDP's loss after 2
     steps is the target, gw:ef counts its steps unshaped and times them at
@@ -281,3 +303,29 @@ def test_e2e_time_to_loss_runs(tmp_path):
         assert 1 <= int(r["steps"]) <= 8 and float(r["time_s"]) > 0, r
     ef = rows["gw:ef"]
     assert float(ef["time_s"]) == pytest.approx(int(ef["steps"]) * float(ef["median_ms"]) / 1000)
+
+
+def test_never_slower_reprobe_cycles_and_resumes():
+    """reprobe_steps=R: probe_steps dense, as many with the method, R decided,
+    again; a new probe forgets the decision. Resumed under the same R the
+    decision and its probe count hold; under another R the decision holds
+    until a probe is due under it, and no probe begins mid-way."""
+    from gradwire.ddp._policy import NeverSlower
+    cycle = ["dense"] * 2 + ["method"] * 2 + ["decided"] * 3
+    p = NeverSlower(probe=2, every=3)
+    assert [p.phase(k) for k in range(16)] == ["warm"] + cycle * 2 + ["dense"]
+    assert [NeverSlower(2).phase(k) for k in range(9)] == ["warm"] + cycle[:4] + ["decided"] * 4
+    assert not any(p.begin(k) for k in range(8))
+    p.dense, p.flushed, p.dense_time = {(0, 1)}, {0, 1}, {(0, 1): 1.0}
+    assert p.begin(8) and p.cycle == 1
+    assert p.dense is None and not p.flushed and not p.dense_time and not p.all_dense
+    p.dense = {(2,)}
+    same = NeverSlower(2, 3)
+    same.load_state_dict(p.state_dict())
+    assert same.cycle == 1 and same.dense == {(2,)} and not same.begin(9)
+    other = NeverSlower(2, 5)  # cycles of 9 steps: probes due at k = 10, 19, ...
+    other.load_state_dict(p.state_dict())
+    assert other.phase(11) == "decided" and not other.begin(11) and other.dense == {(2,)}
+    assert other.begin(19) and other.phase(19) == "dense" and other.dense is None
+    with pytest.raises(ValueError, match="reprobe_steps >= 0"):
+        NeverSlower(2, -1)
