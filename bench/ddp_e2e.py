@@ -14,10 +14,10 @@ bucket: torch 2.15's PowerSGD hook hung on gloo with more than one bucket),
 and every gradwire.ddp.METHODS entry through GradwireState(ddp, method=m,
 optimizer=opt) (a method refused by name runs with its preset's explicit
 mode and codec, marked '*'). `gw:<method>/<option>=<int>` passes an integer
-option to GradwireState (`gw:auto/reprobe_steps=12`). `gw:<method>@<mode>` runs a method's codec in
-another mode: `gw:fp16@server` is method fp16 as it was before mode "cast"
-(all-to-all then all-gather through the sharded server), `gw:topk@server` method
-topk before it went one-way.
+option to GradwireState (`gw:auto/reprobe_steps=12`). `gw:<method>@<mode>`
+runs a method's codec in another mode: `gw:fp16@server` is method fp16 as it
+was before mode "cast" (all-to-all then all-gather through the sharded
+server), `gw:topk@server` method topk before it went one-way.
 
 Per (link, method): median step time over the timed steps, speedup against
 plain DDP at that link, bytes per rank per step on the link (the namespace's
@@ -93,8 +93,8 @@ def gw_spec(method):
 
 def probes_begun(state):
     """How many probes policy="never_slower" began (None without it)."""
-    cycle = getattr(getattr(state, "policy", None), "cycle", None)
-    return None if cycle is None else cycle + 1
+    policy = None if state is None else state.policy
+    return None if policy is None or policy.cycle is None else policy.cycle + 1
 
 
 def load_data(rank_seed):

@@ -24,8 +24,9 @@ import csv
 import os
 import time
 
+from ddp_e2e import gw_spec  # bench/ is on sys.path: ddp_e2e.to_loss puts it there
+
 CAP = 4          # give up after CAP x N steps
-LINK_DEPENDENT = ("gw:auto",)
 LINK_NAMES = {"1gbit": "1 Gbit/s", "100mbit": "100 Mbit/s", "10gbit": "10 Gbit/s"}
 FIELDS = ["link", "method", "status", "steps", "dense_steps", "reached", "median_ms",
           "time_s", "vs_ddp", "final_loss", "target"]
@@ -45,13 +46,20 @@ def trajectory(e2e, link, method, n, target, steps=None):
     return e2e.run_combo(link, method, 0, steps, timeout, extra)
 
 
+def link_dependent(method):
+    """gw:auto (with or without options): never_slower reads the link."""
+    return method.startswith("gw:") and gw_spec(method)[0].partition("@")[0] == "auto"
+
+
 def dense_steps(method, steps):
     if method.startswith("powersgd"):
         return min(2, steps)
-    if method.startswith("gw:") and method not in LINK_DEPENDENT:
+    if method.startswith("gw:") and not link_dependent(method):
         from gradwire.ddp import METHODS
-        m = method[3:].partition("@")[0]
-        return min(int(METHODS.get(m, {}).get("start_step", 0)), steps)
+        name, options = gw_spec(method)
+        m = name.partition("@")[0]
+        start = options.get("start_step", METHODS.get(m, {}).get("start_step", 0))
+        return min(int(start), steps)
     return 0
 
 
@@ -86,7 +94,7 @@ def driver(a, e2e):
     print(f"target: loss {target:.4f} (plain DDP after {n} steps, data: {ref['data']})", flush=True)
     steps = {}
     for m in methods:
-        if m in LINK_DEPENDENT:
+        if link_dependent(m):
             continue
         if m == "ddp":
             res = ref
@@ -109,7 +117,7 @@ def driver(a, e2e):
         for m in methods:
             row = dict(link=link, method=m, status="ok", steps=None, dense_steps=0, reached=0,
                        median_ms=None, time_s=None, vs_ddp=None, final_loss=None, target=target)
-            if m in LINK_DEPENDENT:
+            if link_dependent(m):
                 status, res = trajectory(e2e, link, m, n, target)
                 row["status"] = status
                 if res:
