@@ -7,7 +7,7 @@ per-epoch loss and test accuracy and the bytes each rank handed to
 torch.distributed per step, then a summary against plain DDP.
 
     python examples/train_fmnist_ddp.py --processes 4 --methods ddp,ef,topk
-    python examples/train_fmnist_ddp.py --model cnn --epochs 4 --lr 0.02 --no-nesterov
+    python examples/train_fmnist_ddp.py --model cnn --epochs 4 --lr 0.02 --no-nesterov --no-check-optimizer
     bash scripts/demo.sh --processes 4          # the same, after installing what is missing
 """
 import argparse
@@ -73,7 +73,8 @@ def run(rank, world, port, args, queue):
         if method != "ddp":
             # The README's two lines; optimizer=opt moves the optimizer's momentum
             # into the hook, before compression (docs/distributed.md, "Momentum").
-            given = dict(check_optimizer=False) if args.momentum_after else dict(optimizer=opt)
+            given = (dict(check_optimizer=False) if args.momentum_after else
+                     dict(optimizer=opt, check_optimizer=args.check_optimizer))
             state = GradwireState(model, method=method, seed=args.seed, **given)
             model.register_comm_hook(state, hook)
         steps_per_epoch = len(xtr) // (args.batch * world)
@@ -132,6 +133,9 @@ def main(argv=None):
     ap.add_argument("--momentum-after", action="store_true",
                     help="leave the optimizer's momentum after the exchange (not given to the "
                          "state; what gradwire refuses by default): to see why it is refused")
+    ap.add_argument("--check-optimizer", action=argparse.BooleanOptionalAction, default=True,
+                    help="--no-check-optimizer runs what gradwire refuses with the optimizer "
+                         "given to the state (Adam; heavy-ball SGD with lags or cltk)")
     ap.add_argument("--seed", type=int, default=0,
                     help="seeds the model's initial weights, the data order and gradwire's streams")
     ap.add_argument("--quick", action="store_true", help="6000 training samples, 1 epoch")

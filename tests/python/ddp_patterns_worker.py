@@ -14,7 +14,6 @@ import os
 import pickle
 import sys
 import traceback
-import warnings
 
 import torch
 import torch.distributed as dist
@@ -364,6 +363,9 @@ def check_never_slower(rank, world):
            for policy in ("mixed", "all", "cycle")}
     out["hand_back"] = hand_back_run(rank)
     out["take_again"] = hand_back_run(rank, reprobe=2)
+    # Saved between the hand-back (step 4) and the next probe of the method.
+    for via in ("pickle", "state_dict"):
+        out[f"take_again_{via}"] = hand_back_run(rank, reprobe=2, resume_at=5, via=via)
     return out
 
 
@@ -374,25 +376,46 @@ def timings_by_cycle(policy):
         policy, phase, key, 1.0 if phase == "dense" else (0.5 if policy.cycle % 2 else 2.0))
 
 
-def hand_back_run(rank, reprobe=0):
+def hand_back_run(rank, reprobe=0, resume_at=None, via="pickle"):
     """An SGD's momentum given to the state goes back to the optimizer once
     never_slower sends every bucket dense: each buffer the ranks' mean of the
     hook's, the optimizer's momentum and nesterov as they were. reprobe: the
     method faster at the second probe, where the momentum moves into the hook
     again, its buffers with it (the hook's buffer then mu times the
-    optimizer's plus this rank's gradient), and back at the third."""
+    optimizer's plus this rank's gradient), and back at the third. resume_at:
+    before that step the state is saved `via` pickle or state_dict, with the
+    model's and the optimizer's state_dicts, and the run goes on in a new DDP
+    and optimizer."""
     model, local = mlp(), mlp()
     opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
-    ddp, state = hooked(model, "ef", state_kw=dict(policy="never_slower", probe_steps=1,
-                                                   reprobe_steps=reprobe, optimizer=opt),
-                        bucket_cap_mb=TINY)
-    if reprobe:
-        state.policy.record = timings_by_cycle(state.policy)
-    else:
-        state.policy.record = lambda phase, key, t, p=state.policy: NeverSlower.record(
-            p, phase, key, 1.0 if phase == "dense" else 2.0)  # the method slower everywhere
+    kw = dict(policy="never_slower", probe_steps=1, reprobe_steps=reprobe)
+    ddp, state = hooked(model, "ef", state_kw=dict(kw, optimizer=opt), bucket_cap_mb=TINY)
+
+    def timings(state):
+        if reprobe:
+            state.policy.record = timings_by_cycle(state.policy)
+        else:
+            state.policy.record = lambda phase, key, t, p=state.policy: NeverSlower.record(
+                p, phase, key, 1.0 if phase == "dense" else 2.0)  # the method slower everywhere
+    timings(state)
     taken, mean, handed, moved = [], None, None, None
     for step in range(13 if reprobe else STEPS + 3):
+        if step == resume_at:
+            del state.policy.record  # the test's timings, a lambda: not pickled
+            blob, weights, saved = pickle.dumps(state), model.state_dict(), opt.state_dict()
+            model = mlp()
+            model.load_state_dict(weights)
+            opt = torch.optim.SGD(model.parameters(), lr=0.1, momentum=0.9, nesterov=True)
+            opt.load_state_dict(saved)
+            if via == "pickle":
+                ddp = DDP(model, bucket_cap_mb=TINY)
+                state = pickle.loads(blob).bind(ddp, optimizer=opt)
+                ddp.register_comm_hook(state, hook)
+            else:
+                ddp, state = hooked(model, "ef", state_kw=dict(kw, optimizer=opt),
+                                    bucket_cap_mb=TINY)
+                state.load_state_dict(pickle.loads(blob).state_dict())
+            timings(state)
         x, y = data(step, rank)
         before = {pid: b.clone() for pid, b in state._moment.bufs.items()}
         taken.append(opt.param_groups[0]["momentum"])
@@ -713,7 +736,9 @@ def check_momentum(rank, world):
     for name, kw in (("topk", {}), ("topk-off", dict(momentum_masking=False)),
                      ("lags", {}), ("lags-on", dict(momentum_masking=True))):
         ddp = DDP(mlp(), bucket_cap_mb=TINY)
-        opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9)
+        # Nesterov's: lags refuses heavy-ball (below); at step 1 the buffer is the
+        # gradient either way.
+        opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9, nesterov=True)
         state = GradwireState(ddp, method=name.split("-")[0], optimizer=opt, **kw)
         ddp.register_comm_hook(state, hook)
         x, y = data(0, rank)
@@ -724,22 +749,40 @@ def check_momentum(rank, world):
                          "buf": torch.cat([state._moment.bufs[i] for i in range(len(ps))]),
                          "kept": torch.cat([kept(state, i, p.numel()) for i, p in enumerate(ps)])}
     out["masking"] = masking
-    # Heavy-ball momentum given to lags or cltk warns (what to change); Nesterov's does not.
-    warned = {}
-    for method, nesterov in (("lags", False), ("lags", True), ("cltk", False), ("topk", False)):
+    # Heavy-ball momentum for lags or cltk is refused, saying what to change:
+    # given (construction, or bind() after it, which leaves the state as it
+    # was) or not (at the first step); Nesterov's is taken, and so is
+    # heavy-ball for topk or with check_optimizer=False.
+    heavy = {}
+    for name, nesterov, how in (("lags", False, "given"), ("lags", True, "given"),
+                                ("cltk", False, "bind"), ("cltk", False, "step"),
+                                ("topk", False, "given"), ("lags", False, "unchecked")):
         ddp = DDP(mlp())
         opt = torch.optim.SGD(ddp.parameters(), lr=0.1, momentum=0.9, nesterov=nesterov)
-        with warnings.catch_warnings(record=True) as caught:
-            warnings.simplefilter("always")
-            if method == "cltk":  # the other way in: bind() after construction
-                GradwireState(ddp, method=method).bind(ddp, optimizer=opt)
+        key = f"{name}{'-nesterov' if nesterov else ''}-{how}"
+        state = None
+        try:
+            if how == "given":
+                GradwireState(ddp, method=name, optimizer=opt)
+            elif how == "unchecked":
+                GradwireState(ddp, method=name, optimizer=opt, check_optimizer=False)
+            elif how == "bind":
+                state = GradwireState(ddp, method=name)
+                before = (state.process_group, state._world, state._optimizer)
+                state.bind(DDP(mlp()), optimizer=opt)
             else:
-                GradwireState(ddp, method=method, optimizer=opt)
-        # (message, the file it is attributed to: this one, the caller's line)
-        warned[f"{method}{'-nesterov' if nesterov else ''}"] = [
-            (str(w.message), os.path.abspath(w.filename)) for w in caught
-            if "gradwire" in str(w.message)]
-    out["warned"] = warned
+                state = GradwireState(ddp, method=name)
+                ddp.register_comm_hook(state, hook)
+                x, y = data(0, rank)
+                loss_of(ddp(x), y).backward()
+                opt.step()
+            heavy[key] = ""
+        except (ValueError, RuntimeError) as e:
+            heavy[key] = f"{type(e).__name__}: {e}"
+        if how == "bind":
+            heavy["bind-unchanged"] = before == (state.process_group, state._world,
+                                                 state._optimizer)
+    out["heavy_ball"] = heavy
     return out
 
 

@@ -227,6 +227,8 @@ def _check(ref, ids: Set[int], optimizer: torch.optim.Optimizer) -> None:
         return
     if not any(id(p) in ids for g in optimizer.param_groups for p in g["params"]):
         return
-    why = refusal(state.method, optimizer) if state.holds_mass_back() else None
+    # A heavy-ball SGD for LAGS or CLT-k is refused as it would be if given.
+    why = state._refusal(optimizer) or (
+        refusal(state.method, optimizer) if state.holds_mass_back() else None)
     if why is not None:
         raise RuntimeError(why)

@@ -5,15 +5,14 @@ from __future__ import annotations
 
 import inspect
 import json
-import os
-import warnings
 from typing import Any, Dict, List, Optional, Sequence, Tuple, Union
 
 from .._torch import dist, torch  # first: says how to install torch if it is missing
 from .. import Cltk, CodecSpec, LagsLayer, Server, Worker
 from .._collectives import Collectives
 from ._engine import Engine
-from ._optim import ADAM_FAMILY, Guard, Momentum, heavy_ball, refusal, take_over
+from ._optim import (ADAM_FAMILY, Guard, Momentum, hand_back, heavy_ball, refusal,
+                     take_over)
 from ._policy import NeverSlower, held_back
 from ._reshard import reshard
 from .modes import HEAVY_BALL, METHODS, MODES, REFUSED
@@ -23,18 +22,10 @@ from .modes.cast import DTYPES as CAST_CODECS, Residual
 DTYPES = (torch.float32, torch.float16, torch.bfloat16, torch.float64)
 # Codecs that lose (next to) nothing: an optimizer's momentum after them is harmless.
 _NEAR_LOSSLESS = frozenset({"identity", "fp16", "bf16"})
+# Modes that leave an optimizer's momentum where it is: after an exact or
+# near-exact average it is the same arithmetic there.
+_MOMENTUM_STAYS = ("allreduce", "cast")
 
-
-
-def _caller_level() -> int:
-    """The warnings stacklevel of the first frame outside this package (the
-    user's GradwireState(...), from_config(...) or bind(...) line)."""
-    here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    level, frame = 1, inspect.currentframe()
-    frame = frame.f_back if frame is not None else None  # the caller of this helper: level 1
-    while frame is not None and os.path.abspath(frame.f_code.co_filename).startswith(here + os.sep):
-        level, frame = level + 1, frame.f_back
-    return level
 
 class GradwireState:
     """Per-parameter gradwire state for the DDP hook of one model on one rank."""
@@ -135,6 +126,10 @@ class GradwireState:
         a subgroup averages over that subgroup), else the group it had
         (the default, WORLD, if none). `optimizer`: its momentum moves into
         the hook (docs/distributed.md, "Momentum")."""
+        if optimizer is not None and self.check_optimizer:
+            why = self._refusal(optimizer)
+            if why is not None:  # before anything changes: a refused bind leaves the state
+                raise ValueError(why)
         if process_group is not None:
             self.process_group = process_group
         elif getattr(model, "process_group", None) is not None:
@@ -175,23 +170,28 @@ class GradwireState:
                              f"rank {world[1]} of {world[0]}")
         self._world = world
         if optimizer is not None:
-            why = refusal(self.method, optimizer) if self.holds_mass_back() else None
-            if why is not None and self.check_optimizer and isinstance(optimizer, ADAM_FAMILY):
-                raise ValueError(why)
-            if self.mode in HEAVY_BALL and heavy_ball(optimizer):
-                warnings.warn(f"gradwire: {HEAVY_BALL[self.mode]}", UserWarning,
-                              stacklevel=_caller_level())
             self._optimizer = optimizer
-            # Full precision and the float casts leave momentum in the optimizer
-            # (after an exact or near-exact average it is the same arithmetic).
-            self._group_of = take_over(optimizer, self._pid, self._moment,
-                                       move=self.mode not in ("allreduce", "cast"))
-            self._handed_back = False
+            # A state saved after never_slower handed the momentum back leaves it
+            # too: the optimizer, restored from its own checkpoint, holds it until
+            # the method's next probe takes it, buffers and all (_hook.py).
+            self._group_of = take_over(
+                optimizer, self._pid, self._moment,
+                move=self.mode not in _MOMENTUM_STAYS and not self._handed_back)
             self._read_lrs()
         if self._guard is not None:
             self._guard.remove()
         self._guard = Guard(self, params)
         return self
+
+    def _refusal(self, optimizer: torch.optim.Optimizer) -> Optional[str]:
+        """Why this state does not take `optimizer` (check_optimizer=False takes
+        it anyway): Adam's moments cannot move into the hook, and heavy-ball
+        momentum trained LAGS and CLT-k more than 2 points below plain DDP."""
+        if self.holds_mass_back() and isinstance(optimizer, ADAM_FAMILY):
+            return refusal(self.method, optimizer)
+        if self.mode in HEAVY_BALL and heavy_ball(optimizer):
+            return f"gradwire: {HEAVY_BALL[self.mode]}"
+        return None
 
     def holds_mass_back(self) -> bool:
         """Whether this state's method keeps residuals an optimizer's momentum would
@@ -241,7 +241,7 @@ class GradwireState:
         return {"format": 1, "method": self.method, "mode": self.mode,
                 "codec": None if self.codec is None else (self.codec.name, self.codec.params),
                 "world": self._world, "steps": self.steps, "lr": self.lr, "handles": blobs,
-                "momentum": self._moment.state_dict(),
+                "momentum": self._moment.state_dict(), "handed_back": self._handed_back,
                 "policy": None if self.policy is None else self.policy.state_dict()}
 
     def load_state_dict(self, sd: Union[Dict[str, Any], Sequence[Dict[str, Any]]]) -> None:
@@ -279,6 +279,15 @@ class GradwireState:
         self._cast_buffers.clear()
         self.steps, self.lr = sd["steps"], sd["lr"]
         self._moment.load_state_dict(sd.get("momentum", {}))  # none before momentum moved in
+        # Who holds an optimizer's momentum: as saved (never_slower hands it back).
+        handed = bool(sd.get("handed_back", self._handed_back))
+        if self._optimizer is not None and handed != self._handed_back:
+            if handed:  # the optimizer, restored from its own checkpoint, keeps it
+                hand_back(self._moment, self._optimizer, self._pid, self.comm)
+            else:
+                take_over(self._optimizer, self._pid, self._moment,
+                          move=self.mode not in _MOMENTUM_STAYS)
+        self._handed_back = handed
         if self.policy is not None and sd.get("policy") is not None:
             self.policy.load_state_dict(sd["policy"])
 
