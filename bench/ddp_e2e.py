@@ -62,6 +62,16 @@ MOMENTUM = 0.9
 NOTES = ("refused by name (does not train); run with its preset's explicit mode and codec",
          "heavy-ball SGD is refused for this mode; run with check_optimizer=False")
 SIZES = (784, 2048, 2048, 2048, 10)
+
+
+def nesterov():
+    """--nesterov: every method's SGD with Nesterov momentum (the ranks read
+    it from the environment the driver passes on)."""
+    return os.environ.get("GW_DDP_E2E_NESTEROV") == "1"
+
+
+def optimizer_name():
+    return f"SGD lr {LR} {'Nesterov ' if nesterov() else ''}momentum {MOMENTUM}"
 DATA_DIR = "/usr/share/datasets/fashion-mnist"
 
 # link name -> (tbf rate or None for unshaped, bits/s for the plot)
@@ -152,7 +162,7 @@ def rank_main(a):
     if method.startswith("powersgd"):
         bucket_mb = 100  # one bucket (the model is 40 MB): PowerSGD hung on gloo with several
     ddp = DDP(model, bucket_cap_mb=bucket_mb)
-    opt = torch.optim.SGD(ddp.parameters(), lr=LR, momentum=MOMENTUM)
+    opt = torch.optim.SGD(ddp.parameters(), lr=LR, momentum=MOMENTUM, nesterov=nesterov())
     state = None
     note = ""
     if method == "fp16_hook":
@@ -441,7 +451,7 @@ def driver(a):
     print(f"ddp_e2e: {WORLD} ranks (torch {torch.__version__} DDP, gloo) on 127.0.0.1 in a network "
           f"namespace of their own; MLP {'-'.join(map(str, SIZES))} "
           f"({sum(SIZES[i] * SIZES[i + 1] + SIZES[i + 1] for i in range(len(SIZES) - 1)) / 1e6:.2f}M "
-          f"params), batch {BATCH}/rank, SGD lr {LR} momentum {MOMENTUM}")
+          f"params), batch {BATCH}/rank, {optimizer_name()}")
     print(f"machine: {os.cpu_count()} cores shared by {WORLD} ranks (1 torch thread each); the tbf "
           f"rate is on the one loopback, shared by all ranks' traffic; PowerSGD runs with one "
           f"bucket (bucket_cap_mb=100: torch 2.15's hook hung on gloo with several)")
@@ -509,6 +519,9 @@ def main():
     p.add_argument("--steps", help="warm-up+timed steps: '3+5' for all links, or per link "
                                    "'1gbit=3+5,100mbit=2+3' (default " +
                                    ",".join(f"{l}={w}+{t}" for l, (w, t) in DEFAULT_STEPS.items()) + ")")
+    p.add_argument("--nesterov", action="store_true",
+                   help="every method's SGD with Nesterov momentum (heavy-ball by default; the "
+                        "hook refuses heavy-ball for lags and cltk)")
     p.add_argument("--quick", action="store_true", help="2 links, 3 methods, few steps (< 3 min)")
     p.add_argument("--csv", default="bench-results/ddp_e2e.csv")
     p.add_argument("--png", default="bench-results/ddp_e2e.png")
@@ -536,6 +549,8 @@ def main():
     p.add_argument("--replot", metavar="CSV", help="only draw --png (with --to-loss N: --to-loss-png) "
                                                   "from a CSV this script wrote")
     a = p.parse_args()
+    if a.nesterov:
+        os.environ["GW_DDP_E2E_NESTEROV"] = "1"
     if a.replot and a.to_loss:
         return to_loss(a)
     if a.replot:

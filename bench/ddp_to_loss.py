@@ -82,8 +82,8 @@ def driver(a, e2e):
     timing = e2e.parse_steps(a.steps, links, e2e.DEFAULT_STEPS)  # the median step's run per link
     print(f"ddp_to_loss: the target is plain DDP's loss on a fixed batch of {e2e.EVAL} after {n} steps "
           f"(unshaped); each method trains until it is at or below it (loss every {eval_every(n)} "
-          f"steps, at most {CAP * n} steps); links: {', '.join(links)}; methods: {', '.join(methods)}",
-          flush=True)
+          f"steps, at most {CAP * n} steps); links: {', '.join(links)}; methods: {', '.join(methods)}; "
+          f"{e2e.optimizer_name()}", flush=True)
     t_start = time.time()
     e2e.set_link("unshaped")
     # 1) the target and every link-independent method's steps, unshaped
