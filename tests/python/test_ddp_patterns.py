@@ -156,7 +156,8 @@ def test_never_slower_hands_residuals_over(job):
         for via in ("pickle", "state_dict"):
             resumed = r[f"take_again_{via}"]
             assert resumed["taken"] == again["taken"], (via, resumed["taken"])
-            assert resumed["moved"] == again["moved"], (via, resumed["moved"], again["moved"])
+            assert resumed["moved"] is not None and resumed["moved"][1], (via, resumed)
+            assert resumed["moved"][0] < 1e-6, (via, resumed["moved"])
             # (dense steps are gloo's sums, in the new DDP's first bucket order)
             assert same(resumed["params"], again["params"], False), via
         for key, m in r.items():
