@@ -23,7 +23,14 @@ Per (link, method): median step time over the timed steps, speedup against
 plain DDP at that link, bytes per rank per step on the link (the namespace's
 lo tx counter from /proc/net/dev around the timed steps, / steps / ranks;
 loopback counts each byte once), gradwire's own state.bytes_sent /
-state.steps, and the loss on a fixed batch after all steps.
+state.steps, and the loss on a fixed batch after all steps. Where the step's
+time goes: "compute", the median of COMPUTE_STEPS forward and backward passes
+under DDP's no_sync() (no communication; all ranks at once, so they share the
+cores as in a real step) plus the median optimizer step; for gradwire, the
+hook's own work per step (state.hook_time: "cpu", encoding, decoding, copies
+and Python; "wall", that plus its waits for collectives and a core). What the
+step takes beyond compute is communication the backward pass did not hide,
+and the hook's CPU time where it competes with compute for the cores.
 
     python bench/ddp_e2e.py                      # all links, all methods
     python bench/ddp_e2e.py --quick              # 2 links, 3 methods, < 3 min
@@ -56,6 +63,7 @@ import time
 WORLD = 4
 BATCH = 32
 EVAL = 2048  # the fixed batch the loss is measured on
+COMPUTE_STEPS = 3  # forward + backward without communication, before the warm-up
 LR = 0.02
 MOMENTUM = 0.9
 # Why a gradwire row is marked (with one, then two stars).
@@ -215,7 +223,16 @@ def rank_main(a):
             dist.all_reduce(t)
             return t.item() / EVAL
 
-    times = []
+    compute = []
+    for i in range(COMPUTE_STEPS):  # batches beyond training's; no update
+        xb, yb = batch(10**6 + i)
+        dist.barrier()
+        t0 = time.perf_counter()
+        with ddp.no_sync():
+            torch.nn.functional.cross_entropy(ddp(xb), yb).backward()
+        compute.append(time.perf_counter() - t0)
+        opt.zero_grad(set_to_none=True)
+    times, opt_times = [], []
     curve = []  # (steps done, eval loss) every a.eval_every steps
     tx0 = gw0 = gs0 = 0
     total = a.warmup + a.timed
@@ -229,22 +246,25 @@ def rank_main(a):
             dist.barrier()
             tx0 = lo_tx_bytes()
             if state is not None:
-                gw0, gs0 = state.bytes_sent, state.steps
+                gw0, gs0, hook0 = state.bytes_sent, state.steps, state.hook_time
         xb, yb = batch(step)
         t0 = time.perf_counter()
         opt.zero_grad(set_to_none=True)
         loss = torch.nn.functional.cross_entropy(ddp(xb), yb)
         loss.backward()
+        t1 = time.perf_counter()
         opt.step()
         dt = time.perf_counter() - t0
         if step >= a.warmup:
             times.append(dt)
+            opt_times.append(dt - (t1 - t0))
         if a.eval_every and (step + 1) % a.eval_every == 0:
             curve.append((step + 1, eval_loss()))
             if a.target is not None and curve[-1][1] <= a.target:
                 break
     if state is not None:
         gw_bytes, gw_steps = state.bytes_sent - gw0, state.steps - gs0
+        hook1 = state.hook_time
     dist.barrier()
     tx1 = lo_tx_bytes()
     # the largest per-step time over ranks (the step is synchronous)
@@ -252,6 +272,12 @@ def rank_main(a):
     dist.all_reduce(t, op=dist.ReduceOp.MAX)
     gwb = torch.tensor([float(gw_bytes if state is not None else 0)], dtype=torch.float64)
     dist.all_reduce(gwb)
+    # per step, averaged over ranks: compute, hook cpu, hook wall (seconds)
+    split = torch.tensor([statistics.median(compute) + statistics.median(opt_times)]
+                         + ([(hook1[k] - hook0[k]) / len(times) for k in ("cpu", "wall")]
+                            if state is not None else [0.0, 0.0]), dtype=torch.float64)
+    dist.all_reduce(split)
+    split = (split / WORLD * 1000).tolist()
     if not curve or curve[-1][0] != len(times) + a.warmup:
         curve.append((len(times) + a.warmup, eval_loss()))
     final = curve[-1][1]
@@ -260,6 +286,8 @@ def rank_main(a):
                    link_bytes=(tx1 - tx0) / len(times) / WORLD,
                    gw_bytes=(gwb.item() / WORLD / gw_steps) if state is not None and gw_steps else None,
                    loss=final, data=data, note=note, curve=curve, step_s=t.tolist(),
+                   compute_ms=split[0], hook_cpu_ms=split[1] if state is not None else None,
+                   hook_wall_ms=split[2] if state is not None else None,
                    probes=probes_begun(state))
         with open(a.out, "w") as f:
             json.dump(res, f)
@@ -356,6 +384,10 @@ def fmt_bytes(b):
     return f"{b:.0f} B"
 
 
+def fmt_ms(ms):
+    return "-" if ms is None else f"{ms:.1f}"
+
+
 def plot(rows, links, path):
     try:
         import matplotlib
@@ -396,7 +428,8 @@ def plot(rows, links, path):
 
 
 CSV_FIELDS = ["link", "method", "status", "warmup", "timed", "median_ms", "speedup",
-              "link_bytes_per_rank_step", "gw_bytes_per_rank_step", "loss", "note"]
+              "link_bytes_per_rank_step", "gw_bytes_per_rank_step", "loss", "compute_ms",
+              "hook_cpu_ms", "hook_wall_ms", "note"]
 
 
 def write_csv(path, rows, fields=CSV_FIELDS):
@@ -411,7 +444,8 @@ def read_csv(path):
     rows = []
     with open(path, newline="") as f:
         for r in csv.DictReader(f):
-            for k in ("median_ms", "speedup", "link_bytes_per_rank_step", "gw_bytes_per_rank_step", "loss"):
+            for k in ("median_ms", "speedup", "link_bytes_per_rank_step", "gw_bytes_per_rank_step", "loss",
+                      "compute_ms", "hook_cpu_ms", "hook_wall_ms"):
                 r[k] = float(r[k]) if r[k] not in ("", None) else None
             rows.append(r)
     return rows
@@ -462,7 +496,7 @@ def driver(a):
         print(f"note: fewer than 3 warm-up steps at {', '.join(short)}: PowerSGD (start_powerSGD_iter=2) "
               f"and gw:auto (never_slower probes) may send dense buckets in timed steps", flush=True)
     head = f"{'link':9s} {'method':14s} {'step ms':>9s} {'speedup':>8s} {'link B/rank/step':>17s} " \
-           f"{'gw B/rank/step':>15s} {'loss':>7s}"
+           f"{'gw B/rank/step':>15s} {'loss':>7s} {'compute':>8s} {'hook cpu':>8s} {'hook wall':>9s}"
     print(head)
     print("-" * len(head), flush=True)
     rows = []
@@ -479,10 +513,13 @@ def driver(a):
             status, res = run_combo(link, m, warmup, timed, a.timeout or step_timeout(link, warmup + timed))
             row = dict(link=link, method=m, status=status, warmup=warmup, timed=timed,
                        median_ms=None, speedup=None, link_bytes_per_rank_step=None,
-                       gw_bytes_per_rank_step=None, loss=None, note="")
+                       gw_bytes_per_rank_step=None, loss=None, compute_ms=None, hook_cpu_ms=None,
+                       hook_wall_ms=None, note="")
             if res:
                 row.update(median_ms=res["median_ms"], link_bytes_per_rank_step=res["link_bytes"],
-                           gw_bytes_per_rank_step=res["gw_bytes"], loss=res["loss"], note=res["note"])
+                           gw_bytes_per_rank_step=res["gw_bytes"], loss=res["loss"], note=res["note"],
+                           compute_ms=res["compute_ms"], hook_cpu_ms=res["hook_cpu_ms"],
+                           hook_wall_ms=res["hook_wall_ms"])
                 if m == "ddp":
                     base = res["median_ms"]
                 if base:
@@ -495,7 +532,9 @@ def driver(a):
                 sp = f"{row['speedup']:.2f}x" if row["speedup"] else "-"
                 print(f"{link:9s} {name:14s} {row['median_ms']:9.1f} {sp:>8s} "
                       f"{fmt_bytes(row['link_bytes_per_rank_step']):>17s} "
-                      f"{fmt_bytes(row['gw_bytes_per_rank_step']):>15s} {row['loss']:7.4f}", flush=True)
+                      f"{fmt_bytes(row['gw_bytes_per_rank_step']):>15s} {row['loss']:7.4f} "
+                      f"{row['compute_ms']:8.1f} {fmt_ms(row['hook_cpu_ms']):>8s} "
+                      f"{fmt_ms(row['hook_wall_ms']):>9s}", flush=True)
             else:
                 print(f"{link:9s} {name:14s} {status}", flush=True)
     tc("qdisc", "del", "dev", "lo", "root")

@@ -68,11 +68,12 @@ gw_status Cltk::begin(const void* grad, gw_dtype dtype, float lr) {
     const float* g = widen_to_f32(cx_.k(), grad, dtype, cfg_.n, cx_.convert);
     if (!g) return GW_ERR_OUT_OF_MEMORY;
     const kern::Table& t = cx_.k();
-    if (!t.all_finite(g, cfg_.n)) return GW_ERR_NONFINITE;
     // a = m + lr * g (t = lr*g; a = m + t), into the round's own buffer.
     std::memcpy(a_.get(), m_.get(), cfg_.n * sizeof(float));
     axpy_host(cx_.k(), lr, g, a_.get(), cfg_.n);
-    if (!t.all_finite(a_.get(), cfg_.n)) return GW_ERR_OVERFLOW;
+    // m is finite and lr finite and > 0, so a finite a means a finite g.
+    if (!t.all_finite(a_.get(), cfg_.n))
+        return t.all_finite(g, cfg_.n) ? GW_ERR_OVERFLOW : GW_ERR_NONFINITE;
     phase_.to(kBegun);
     return GW_OK;
 }

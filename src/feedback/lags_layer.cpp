@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <cstring>
+#include <utility>
 
 #include "frame/frame.hpp"
 #include "kernels/kernels.hpp"
@@ -48,11 +49,13 @@ gw_status LagsLayer::accumulate(const void* grad, gw_dtype dtype, float lr) {
     const float* g = widen_to_f32(cx_.k(), grad, dtype, cfg_.n, cx_.convert);
     if (!g) return GW_ERR_OUT_OF_MEMORY;
     const kern::Table& t = cx_.k();
-    if (!t.all_finite(g, cfg_.n)) return GW_ERR_NONFINITE;
     // acc = eps + lr * g (t = lr*g; acc = eps + t), in the handle's own buffer.
     std::memcpy(acc_.get(), eps_.get(), cfg_.n * sizeof(float));
     axpy_host(cx_.k(), lr, g, acc_.get(), cfg_.n);
-    return t.all_finite(acc_.get(), cfg_.n) ? GW_OK : GW_ERR_OVERFLOW;
+    // eps is finite and lr finite and > 0, so a finite acc means a finite g:
+    // g is read again only to tell a NaN / Inf in it from an overflow.
+    if (t.all_finite(acc_.get(), cfg_.n)) return GW_OK;
+    return t.all_finite(g, cfg_.n) ? GW_ERR_OVERFLOW : GW_ERR_NONFINITE;
 }
 
 gw_status LagsLayer::step(const void* grad, gw_dtype dtype, float lr, void* frame,
@@ -67,7 +70,7 @@ gw_status LagsLayer::step(const void* grad, gw_dtype dtype, float lr, void* fram
     st = frame::encode(cx_, p, ctx, frame::make_tag(cfg_.tensor, s_.clock.step), acc_.get(), cfg_.n,
                        frame, capacity, written, acc_.get());
     if (st != GW_OK) return st;
-    std::memcpy(eps_.get(), acc_.get(), cfg_.n * sizeof(float));
+    std::swap(eps_, acc_);  // acc - decoded is the new eps; the old one is scratch now
     s_.clock.advance(lr);
     return GW_OK;
 }

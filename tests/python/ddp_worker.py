@@ -59,7 +59,8 @@ def main():
         params, ck, state = train(name, rank, accumulate)
         resumed, _, _ = train(name, rank, accumulate, start=ck)
         result[name] = {"params": params, "resumed": resumed,
-                        "bytes": state.bytes_sent, "steps": state.steps}
+                        "bytes": state.bytes_sent, "steps": state.steps,
+                        "hook_time": state.hook_time}
     buf = io.BytesIO()
     torch.save(result, buf)
     with open(os.path.join(outdir, f"rank{rank}.pt"), "wb") as f:

@@ -9,6 +9,7 @@ tolerance (the sum all-reduce may add in another order; for the 16-bit casts,
 whose sums round at every addition, to their precision); the hook's pickled
 checkpoint must resume bit-identically where gradwire does the averaging.
 """
+import csv
 import math
 import os
 import socket
@@ -203,6 +204,14 @@ def check_world(world, tmp_path, accumulate=False):
     numel = sum(p.numel() for p in C.make_model().parameters())
     for r in results:
         assert r["allreduce"]["bytes"] == 4 * numel * C.STEPS
+        # state.hook_time: the hook's own work is counted where it does any
+        # (plain all-reduce steps add nothing); wall includes the cpu.
+        for name, m in r.items():
+            t = m["hook_time"]
+            if name == "allreduce":
+                assert t == {"cpu": 0.0, "wall": 0.0}, t
+            else:
+                assert t["cpu"] > 0 and t["wall"] > 0, (name, t)
 
 
 @pytest.mark.parametrize("world", [2, 3, 4])
@@ -252,7 +261,12 @@ def test_e2e_benchmark_runs(tmp_path):
         pytest.skip(run.stdout.strip().splitlines()[-1])
     rows = [line.split() for line in run.stdout.splitlines() if line.startswith("1gbit ")]
     assert [r[1] for r in rows] == ["ddp", "gw:auto"], run.stdout
-    assert (tmp_path / "e2e.csv").read_text().count("\n") == 3
+    with open(tmp_path / "e2e.csv", newline="") as f:
+        got = {r["method"]: r for r in csv.DictReader(f)}
+    assert list(got) == ["ddp", "gw:auto"]
+    # the breakdown: compute for every method, the hook's own time for gradwire's
+    assert float(got["ddp"]["compute_ms"]) > 0 and got["ddp"]["hook_cpu_ms"] == ""
+    assert float(got["gw:auto"]["hook_wall_ms"]) >= 0, got
 
 
 def test_e2e_link_change_runs(tmp_path):

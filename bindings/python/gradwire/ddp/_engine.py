@@ -15,7 +15,9 @@ from __future__ import annotations
 
 import queue
 import threading
-from typing import Any, Callable, Optional
+import time
+from contextlib import contextmanager
+from typing import Any, Callable, Iterator, Optional
 
 from .._torch import torch
 
@@ -25,6 +27,7 @@ class Engine:
         self._jobs: "queue.SimpleQueue[Any]" = queue.SimpleQueue()
         self._thread: Optional[threading.Thread] = None
         self._lock = threading.Lock()
+        self.clock = HookClock()
 
     def submit(self, job: Callable[[], torch.Tensor]) -> torch.futures.Future:
         """A future of job()'s tensor (or of the exception it raised)."""
@@ -41,9 +44,29 @@ class Engine:
         while True:
             job, fut = self._jobs.get()
             try:
-                result = job()
+                with self.clock():
+                    result = job()
             except BaseException as e:  # the autograd thread raises it at wait()
                 fut.set_exception(e)
             else:
                 fut.set_result(result)
             del job, fut
+
+
+class HookClock:
+    """Seconds the hook's own work took, summed over the buckets it ran:
+    `cpu`, the running thread's CPU time (encoding, decoding, copies, Python;
+    gloo's transfers run on threads of its own), and `wall`, that plus the
+    time it waited for collectives to complete or for a core."""
+
+    def __init__(self) -> None:
+        self.cpu = self.wall = 0.0
+
+    @contextmanager
+    def __call__(self) -> Iterator[None]:
+        cpu, wall = time.thread_time(), time.perf_counter()
+        try:
+            yield
+        finally:
+            self.cpu += time.thread_time() - cpu
+            self.wall += time.perf_counter() - wall

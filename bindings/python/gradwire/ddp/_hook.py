@@ -96,7 +96,8 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
         # no state touched (residuals start at zero).
         return _all_reduce_now(state, buf, layout, phase)
     if direct:
-        return DIRECT[mode](state, buf, _directions(state, buf.reshape(-1), layout), layout)
+        with state.engine.clock():
+            return DIRECT[mode](state, buf, _directions(state, buf.reshape(-1), layout), layout)
     fut = state.engine.submit(lambda: _timed(state, buf, layout, mode, used, phase))
     if bucket.is_last():
         # Right after the last bucket's hook DDP issues collectives of its own
@@ -169,7 +170,7 @@ def _exchange(state: GradwireState, buf: torch.Tensor, layout: Layout, mode: str
         b = Bucket(flat, None, layout)
         MODES[mode](state, b)  # b.out: the average in flat's dtype
         return b.out if b.out.dtype == buf.dtype else b.out.to(buf.dtype)
-    out = torch.zeros(buf.numel(), dtype=torch.float32)
+    out = _output(state, buf, flat, layout)
     if used is not None:
         # Only parameters some rank used (DDP drops the others' updates: their
         # residuals keep the mass). The same layout on every rank afterwards.
@@ -182,16 +183,34 @@ def _exchange(state: GradwireState, buf: torch.Tensor, layout: Layout, mode: str
     return out if buf.dtype == torch.float32 else out.to(buf.dtype)
 
 
+def _output(state: GradwireState, buf: torch.Tensor, flat: torch.Tensor,
+            layout: Layout) -> torch.Tensor:
+    """Zeros for the bucket's average (float32): the bucket's own buffer, as
+    DDP's all-reduce hook returns it, where the exchange reads the gradient
+    from elsewhere (the momentum directions); else a buffer kept for it."""
+    if buf.dtype == torch.float32 and buf.is_contiguous() \
+            and flat.untyped_storage().data_ptr() != buf.untyped_storage().data_ptr():
+        out = buf.view(-1)
+    else:
+        out = state.scratch(("out",) + _key(layout), buf.numel())
+    return out.zero_()
+
+
+def _key(layout: Layout) -> Tuple[int, ...]:
+    return tuple(pid for pid, _, _ in layout)
+
+
 def _directions(state: GradwireState, flat: torch.Tensor, layout: Layout) -> torch.Tensor:
     """The gradient, or with the optimizer's momentum taken over, each parameter's
-    momentum direction (float32)."""
+    momentum direction (float32, in a buffer kept for the bucket)."""
     moment = state._moment
     if not moment or not any(pid in moment.rule for pid, _, _ in layout):
         return flat
-    out = flat.to(torch.float32, copy=True)
+    out = state.scratch(("dir",) + _key(layout), flat.numel())
     for pid, off, n in layout:
         if n:
-            out[off:off + n] = moment.apply(pid, out[off:off + n])
+            g = flat[off:off + n]
+            moment.apply(pid, g if g.dtype == torch.float32 else g.float(), out=out[off:off + n])
     return out
 
 

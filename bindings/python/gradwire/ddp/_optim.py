@@ -49,18 +49,23 @@ class Momentum:
     def __bool__(self) -> bool:
         return bool(self.rule)
 
-    def apply(self, pid: int, g: torch.Tensor) -> torch.Tensor:
-        """torch.optim.SGD's momentum on g: the direction to compress."""
+    def apply(self, pid: int, g: torch.Tensor, out: torch.Tensor) -> None:
+        """torch.optim.SGD's momentum on g (float32): the direction to compress,
+        into out."""
         rule = self.rule.get(pid)
         if rule is None:
-            return g
+            out.copy_(g)
+            return
         mu, damp, nesterov = rule
         buf = self.bufs.get(pid)
         if buf is None:
             buf = self.bufs[pid] = g.detach().clone()
         else:
             buf.mul_(mu).add_(g, alpha=1.0 - damp)
-        return g.add(buf, alpha=mu) if nesterov else buf
+        if nesterov:
+            torch.add(g, buf, alpha=mu, out=out)
+        else:
+            out.copy_(buf)
 
     def masks(self, pid: int) -> bool:
         return pid in self.bufs

@@ -105,6 +105,7 @@ class GradwireState:
         self._guard: Optional[Guard] = None
         self.engine = Engine()
         self._cast_buffers: Dict[Tuple, Any] = {}  # mode "cast": per bucket layout
+        self._scratch: Dict[Tuple, torch.Tensor] = {}  # scratch(): per bucket and use
 
     @classmethod
     def from_config(cls, model: torch.nn.Module, config: Union[Dict[str, Any], str], *,
@@ -235,6 +236,16 @@ class GradwireState:
         """Bytes this rank handed to torch.distributed through the hook."""
         return self.comm.sent
 
+    @property
+    def hook_time(self) -> Dict[str, float]:
+        """Seconds of the hook's own work on this rank since it was made or
+        unpickled: "cpu", the CPU time of encoding, decoding and copying
+        (Python included, gloo's own threads not); "wall", that plus the time
+        it waited for collectives and for a core. Steps of plain all-reduce
+        (warm-up, a dense policy) add nothing."""
+        clock = self.engine.clock
+        return {"cpu": clock.cpu, "wall": clock.wall}
+
     def state_dict(self) -> Dict[str, Any]:
         blobs = dict(self._blobs)
         blobs.update({k: h.save() for k, h in self._handles.items()})
@@ -294,7 +305,7 @@ class GradwireState:
     def __getstate__(self) -> Dict[str, Any]:
         bound = ("_handles", "_blobs", "_pid", "_numel", "comm", "process_group", "_use_hooks",
                  "_used", "_track_use", "_optimizer", "_group_of", "_lrs", "_guard", "engine",
-                 "_cast_buffers")
+                 "_cast_buffers", "_scratch")
         d = {k: v for k, v in self.__dict__.items() if k not in bound}
         d["_saved"] = self.state_dict()
         return d
@@ -319,6 +330,15 @@ class GradwireState:
         guard = self.__dict__.get("_guard")
         if guard is not None:
             guard.remove()
+
+    def scratch(self, key: Tuple, n: int) -> torch.Tensor:
+        """n float32 elements kept for `key` (a bucket and what the hook uses
+        them for) from step to step: a fresh tensor of a bucket's size each
+        step costs more in page faults than the exchange's own arithmetic."""
+        t = self._scratch.get(key)
+        if t is None or t.numel() != n:
+            t = self._scratch[key] = torch.empty(n, dtype=torch.float32)
+        return t
 
     # -------------------------------------------------------------- handles
     def handle(self, key: Tuple, make) -> Any:
