@@ -81,6 +81,7 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
             return state.comm.sparse_mean(buf)
         return state.engine.submit(lambda: state.comm.sparse_mean(buf).wait())
     layout = _layout(state, bucket)
+    index = bucket.index()
     mode = state.mode
     used: Optional[List[bool]] = None
     if mode != "allreduce":
@@ -94,11 +95,12 @@ def hook(state: "GradwireState", bucket: dist.GradBucket) -> torch.futures.Futur
     if dense_step:
         # Warm-up (start_step), the policy's dense probe, or method allreduce:
         # no state touched (residuals start at zero).
-        return _all_reduce_now(state, buf, layout, phase)
+        return _all_reduce_now(state, buf, layout, phase, index)
     if direct:
         with state.engine.clock():
-            return DIRECT[mode](state, buf, _directions(state, buf.reshape(-1), layout), layout)
-    fut = state.engine.submit(lambda: _timed(state, buf, layout, mode, used, phase))
+            flat = _directions(state, buf.reshape(-1), layout, index)
+            return DIRECT[mode](state, buf, flat, layout)
+    fut = state.engine.submit(lambda: _timed(state, buf, layout, mode, used, phase, index))
     if bucket.is_last():
         # Right after the last bucket's hook DDP issues collectives of its own
         # on the same group from this thread (find_unused_parameters' all_reduce
@@ -117,8 +119,8 @@ def _all_flushed(state: GradwireState) -> bool:
 
 
 def _all_reduce_now(state: GradwireState, buf: torch.Tensor, layout: Layout,
-                    phase: Optional[str]) -> torch.futures.Future:
-    flat = _directions(state, buf.reshape(-1), layout)
+                    phase: Optional[str], index: int) -> torch.futures.Future:
+    flat = _directions(state, buf.reshape(-1), layout, index)
     issued = time.perf_counter()
     # Divided first, as DDP's own all-reduce does (no overflow in float16).
     fut = state.comm.all_reduce_sum(flat.div_(state.comm.size))
@@ -143,34 +145,34 @@ def _recorded(state: GradwireState, key: Tuple[int, ...], issued: float,
 
 
 def _timed(state: GradwireState, buf: torch.Tensor, layout: Layout, mode: str,
-           used: Optional[List[bool]], phase: Optional[str]) -> torch.Tensor:
+           used: Optional[List[bool]], phase: Optional[str], index: int) -> torch.Tensor:
     """_exchange under policy='never_slower' (_policy.py): its probe phases
     timed, then each bucket the faster way."""
     if phase is None:
-        return _exchange(state, buf, layout, mode, used)
+        return _exchange(state, buf, layout, mode, used, index)
     policy, key = state.policy, tuple(pid for pid, _, _ in layout)
     if phase == "decided":
         if policy.dense is None:
             policy.decide(state.comm)
         if key not in policy.dense:
-            return _exchange(state, buf, layout, mode, used)
-        return _exchange(state, buf, layout, "allreduce", used, flush=True)
+            return _exchange(state, buf, layout, mode, used, index)
+        return _exchange(state, buf, layout, "allreduce", used, index, flush=True)
     timer = Timer()  # phase "method": the dense phases go by _all_reduce_now
-    out = _exchange(state, buf, layout, mode, used)
+    out = _exchange(state, buf, layout, mode, used, index)
     policy.record(phase, key, timer.seconds())
     return out
 
 
 def _exchange(state: GradwireState, buf: torch.Tensor, layout: Layout, mode: str,
-              used: Optional[List[bool]], flush: bool = False) -> torch.Tensor:
-    flat = _directions(state, buf.reshape(-1), layout)
+              used: Optional[List[bool]], index: int, flush: bool = False) -> torch.Tensor:
+    flat = _directions(state, buf.reshape(-1), layout, index)
     if flush:
         flat = _hand_over(state, flat, layout)
     if mode == "allreduce":
         b = Bucket(flat, None, layout)
         MODES[mode](state, b)  # b.out: the average in flat's dtype
         return b.out if b.out.dtype == buf.dtype else b.out.to(buf.dtype)
-    out = _output(state, buf, flat, layout)
+    out = _output(state, buf, flat, index)
     if used is not None:
         # Only parameters some rank used (DDP drops the others' updates: their
         # residuals keep the mass). The same layout on every rank afterwards.
@@ -184,7 +186,7 @@ def _exchange(state: GradwireState, buf: torch.Tensor, layout: Layout, mode: str
 
 
 def _output(state: GradwireState, buf: torch.Tensor, flat: torch.Tensor,
-            layout: Layout) -> torch.Tensor:
+            index: int) -> torch.Tensor:
     """Zeros for the bucket's average (float32): the bucket's own buffer, as
     DDP's all-reduce hook returns it, where the exchange reads the gradient
     from elsewhere (the momentum directions); else a buffer kept for it."""
@@ -192,21 +194,18 @@ def _output(state: GradwireState, buf: torch.Tensor, flat: torch.Tensor,
             and flat.untyped_storage().data_ptr() != buf.untyped_storage().data_ptr():
         out = buf.view(-1)
     else:
-        out = state.scratch(("out",) + _key(layout), buf.numel())
+        out = state.scratch(("out", index), buf.numel())
     return out.zero_()
 
 
-def _key(layout: Layout) -> Tuple[int, ...]:
-    return tuple(pid for pid, _, _ in layout)
-
-
-def _directions(state: GradwireState, flat: torch.Tensor, layout: Layout) -> torch.Tensor:
+def _directions(state: GradwireState, flat: torch.Tensor, layout: Layout,
+                index: int) -> torch.Tensor:
     """The gradient, or with the optimizer's momentum taken over, each parameter's
     momentum direction (float32, in a buffer kept for the bucket)."""
     moment = state._moment
     if not moment or not any(pid in moment.rule for pid, _, _ in layout):
         return flat
-    out = state.scratch(("dir",) + _key(layout), flat.numel())
+    out = state.scratch(("dir", index), flat.numel())
     for pid, off, n in layout:
         if n:
             g = flat[off:off + n]

@@ -332,9 +332,11 @@ class GradwireState:
             guard.remove()
 
     def scratch(self, key: Tuple, n: int) -> torch.Tensor:
-        """n float32 elements kept for `key` (a bucket and what the hook uses
-        them for) from step to step: a fresh tensor of a bucket's size each
-        step costs more in page faults than the exchange's own arithmetic."""
+        """n float32 elements kept for `key` (what the hook uses them for and
+        the bucket's index) from step to step: a fresh tensor of a bucket's
+        size each step costs more in page faults than the exchange's own
+        arithmetic. DDP's rebuilt buckets keep their indices; a size that
+        changes gets a new buffer."""
         t = self._scratch.get(key)
         if t is None or t.numel() != n:
             t = self._scratch[key] = torch.empty(n, dtype=torch.float32)
