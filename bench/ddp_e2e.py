@@ -14,7 +14,8 @@ bucket: torch 2.15's PowerSGD hook hung on gloo with more than one bucket),
 and every gradwire.ddp.METHODS entry through GradwireState(ddp, method=m,
 optimizer=opt) (a method refused by name runs with its preset's explicit
 mode and codec, marked '*'). `gw:<method>/<option>=<int>` passes an integer
-option to GradwireState (`gw:auto/reprobe_steps=12`). `gw:<method>@<mode>`
+option to GradwireState (`gw:auto/reprobe_steps=12`), `gw:<method>/codec.<param>=<value>`
+a parameter of the method's codec (`gw:lags/codec.value_dtype=f16`). `gw:<method>@<mode>`
 runs a method's codec in another mode: `gw:fp16@server` is method fp16 as it
 was before mode "cast" (all-to-all then all-gather through the sharded
 server), `gw:topk@server` method topk before it went one-way.
@@ -107,9 +108,17 @@ def gw_methods():
 
 def gw_spec(method):
     """'gw:auto/reprobe_steps=10' -> ('auto', {'reprobe_steps': 10}): a method
-    and GradwireState options (integers) after slashes."""
+    and GradwireState options (integers) after slashes; 'codec.<param>=<value>'
+    options go to the method's codec, {'codec': {param: value}}
+    ('gw:lags/codec.value_dtype=f16')."""
     name, *opts = method[3:].split("/")
-    return name, {k: int(v) for k, v in (o.split("=", 1) for o in opts)}
+    options = {}
+    for k, v in (o.split("=", 1) for o in opts):
+        if k.startswith("codec."):
+            options.setdefault("codec", {})[k[6:]] = int(v) if v.lstrip("-").isdigit() else v
+        else:
+            options[k] = int(v)
+    return name, options
 
 
 def probes_begun(state):
@@ -186,6 +195,9 @@ def rank_main(a):
         from gradwire.ddp import GradwireState, hook, METHODS
         m, options = gw_spec(method)
         m, _, mode = m.partition("@")
+        if "codec" in options:  # the preset's codec with these parameters changed
+            name, params = METHODS[m]["codec"]
+            options["codec"] = gw.CodecSpec(name, **{**params, **options["codec"]})
         try:
             state = GradwireState(ddp, method=m, mode=mode or None, optimizer=opt, **options)
         except ValueError as e:
@@ -196,8 +208,8 @@ def rank_main(a):
                 note = NOTES[1]
             elif "does not train" in str(e):
                 name, params = METHODS[m]["codec"]
-                state = GradwireState(ddp, method=m, mode=METHODS[m]["mode"],
-                                      codec=gw.CodecSpec(name, **params), optimizer=opt,
+                options.setdefault("codec", gw.CodecSpec(name, **params))
+                state = GradwireState(ddp, method=m, mode=METHODS[m]["mode"], optimizer=opt,
                                       **options)
                 note = NOTES[0]
             else:
@@ -384,6 +396,11 @@ def fmt_bytes(b):
     return f"{b:.0f} B"
 
 
+def method_width(methods):
+    """The method column's width: the longest name and its '**' mark."""
+    return max(14, max(len(m) for m in methods) + 2)
+
+
 def fmt_ms(ms):
     return "-" if ms is None else f"{ms:.1f}"
 
@@ -495,7 +512,8 @@ def driver(a):
     if short and any(m.startswith("powersgd") or m == "gw:auto" for m in methods):
         print(f"note: fewer than 3 warm-up steps at {', '.join(short)}: PowerSGD (start_powerSGD_iter=2) "
               f"and gw:auto (never_slower probes) may send dense buckets in timed steps", flush=True)
-    head = f"{'link':9s} {'method':14s} {'step ms':>9s} {'speedup':>8s} {'link B/rank/step':>17s} " \
+    mw = method_width(methods)
+    head = f"{'link':9s} {'method':{mw}s} {'step ms':>9s} {'speedup':>8s} {'link B/rank/step':>17s} " \
            f"{'gw B/rank/step':>15s} {'loss':>7s} {'compute':>8s} {'hook cpu':>8s} {'hook wall':>9s}"
     print(head)
     print("-" * len(head), flush=True)
@@ -530,13 +548,13 @@ def driver(a):
             name = m + "*" * (NOTES.index(row["note"]) + 1 if row["note"] else 0)
             if status == "ok":
                 sp = f"{row['speedup']:.2f}x" if row["speedup"] else "-"
-                print(f"{link:9s} {name:14s} {row['median_ms']:9.1f} {sp:>8s} "
+                print(f"{link:9s} {name:{mw}s} {row['median_ms']:9.1f} {sp:>8s} "
                       f"{fmt_bytes(row['link_bytes_per_rank_step']):>17s} "
                       f"{fmt_bytes(row['gw_bytes_per_rank_step']):>15s} {row['loss']:7.4f} "
                       f"{row['compute_ms']:8.1f} {fmt_ms(row['hook_cpu_ms']):>8s} "
                       f"{fmt_ms(row['hook_wall_ms']):>9s}", flush=True)
             else:
-                print(f"{link:9s} {name:14s} {status}", flush=True)
+                print(f"{link:9s} {name:{mw}s} {status}", flush=True)
     tc("qdisc", "del", "dev", "lo", "root")
     print(f"wall time {time.time() - t_start:.0f} s")
     for i, note in enumerate(NOTES):

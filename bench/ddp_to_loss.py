@@ -24,7 +24,7 @@ import csv
 import os
 import time
 
-from ddp_e2e import gw_spec  # bench/ is on sys.path: ddp_e2e.to_loss puts it there
+from ddp_e2e import gw_spec, method_width  # bench/ is on sys.path: ddp_e2e.to_loss puts it there
 
 CAP = 4          # give up after CAP x N steps
 LINK_NAMES = {"1gbit": "1 Gbit/s", "100mbit": "100 Mbit/s", "10gbit": "10 Gbit/s"}
@@ -102,7 +102,7 @@ def driver(a, e2e):
             status, res = trajectory(e2e, "unshaped", m, n, target)
         at = reached_at(res["curve"], target) if res else None
         steps[m] = (status, at, res["curve"][-1][1] if res and res["curve"] else None)
-        print(f"  {m:14s} {status:7s} " + (f"reached at step {at}" if at else
+        print(f"  {m:{method_width(methods)}s} {status:7s} " + (f"reached at step {at}" if at else
                                           f"not reached in {CAP * n} steps") +
               (f" (loss {steps[m][2]:.4f})" if steps[m][2] is not None else ""), flush=True)
     # 2) per link: each method's median step there, and gw:auto's own run
@@ -154,15 +154,16 @@ def driver(a, e2e):
 
 def report(rows, link, n):
     print(f"\n{link}: time to plain DDP's loss after {n} steps")
-    head = f"{'method':14s} {'steps':>6s} {'dense':>5s} {'step ms':>9s} {'time s':>8s} {'vs DDP':>7s}"
+    mw = method_width([r["method"] for r in rows])
+    head = f"{'method':{mw}s} {'steps':>6s} {'dense':>5s} {'step ms':>9s} {'time s':>8s} {'vs DDP':>7s}"
     print(head + "\n" + "-" * len(head))
     for r in sorted((r for r in rows if r["link"] == link), key=lambda r: r["time_s"] or 1e30):
         if not r["time_s"]:
-            print(f"{r['method']:14s} {r['status']}")
+            print(f"{r['method']:{mw}s} {r['status']}")
             continue
         mark = "" if r["reached"] else ">"
         vs = "-" if r["vs_ddp"] is None else f"{r['vs_ddp']:.2f}x"
-        print(f"{r['method']:14s} {mark + str(r['steps']):>6s} {r['dense_steps']:5d} {r['median_ms']:9.1f} "
+        print(f"{r['method']:{mw}s} {mark + str(r['steps']):>6s} {r['dense_steps']:5d} {r['median_ms']:9.1f} "
               f"{mark + format(r['time_s'], '.1f'):>8s} {vs:>7s}", flush=True)
 
 

@@ -269,6 +269,17 @@ def test_e2e_benchmark_runs(tmp_path):
     assert float(got["gw:auto"]["hook_wall_ms"]) >= 0, got
 
 
+def test_bench_method_specs():
+    """bench/ddp_e2e.py's gw:<method>/<option>=<value> specs: integer state
+    options, and codec.<param> for the method's codec."""
+    sys.path.insert(0, os.path.join(HERE, "..", "..", "bench"))
+    from ddp_e2e import gw_spec
+    assert gw_spec("gw:auto/reprobe_steps=12") == ("auto", {"reprobe_steps": 12})
+    assert gw_spec("gw:topk@server") == ("topk@server", {})
+    assert gw_spec("gw:lags/codec.value_dtype=f16/codec.density_ppm=500/start_step=3") == (
+        "lags", {"codec": {"value_dtype": "f16", "density_ppm": 500}, "start_step": 3})
+
+
 def test_e2e_link_change_runs(tmp_path):
     """bench/ddp_e2e.py --link-change on the smallest run: unshaped, then 1 Gbit/s
     from step 2; gw:auto probing again one step after each decision (probes of
