@@ -205,7 +205,7 @@ def check_world(world, tmp_path, accumulate=False):
     for r in results:
         assert r["allreduce"]["bytes"] == 4 * numel * C.STEPS
         # state.hook_time: the hook's own work is counted where it does any
-        # (plain all-reduce steps add nothing); wall includes the cpu.
+        # (plain all-reduce steps add nothing).
         for name, m in r.items():
             t = m["hook_time"]
             if name == "allreduce":
