@@ -105,7 +105,7 @@ struct EfSign : VecBase<Arch> {
         const size_t i = B::template add_lanes16<false>(n, lanes, [&](size_t j) {
             F m1;
             return F(xsimd::abs(E::combine(loadf(g + j), loadf(m + j), loadf(e + j), k, m1)));
-        });
+        }, g, m, e);
         S::sum_abs_range(g, m, e, c, i, n, lanes);
     }
 

@@ -418,6 +418,7 @@ struct Half : VecBase<Arch> {
             const size_t stop = (n - i > 8192) ? i + 8192 : n;
             H bad(0);
             for (; i + 4 * WH <= stop; i += 4 * WH) {
+                B::prefetch_ahead(p, 2 * i, 8 * WH);
                 unroll<4>([&](auto kk) {
                     const H h = O::load_h(p + 2 * (i + decltype(kk)::value * WH));
                     bad = bad | ((h & expm) + unit);

@@ -76,7 +76,7 @@ struct Norms : VecBase<Arch> {
             const F v = loadf(x + j);
             if constexpr (Square) return v;
             else return F(xsimd::abs(v));
-        });
+        }, x);
         if constexpr (Square)
             S::sum_sq_range(x, i, n, lanes);
         else
@@ -101,6 +101,7 @@ struct Norms : VecBase<Arch> {
             const size_t stop = (n - i > 4096) ? i + 4096 : n;
             I bad(0);
             for (; i + 4 * W <= stop; i += 4 * W) {
+                B::prefetch_ahead(x, i, 4 * W);
                 unroll<4>([&](auto kk) {
                     const I b = xsimd::bitwise_cast<I>(loadf(x + i + decltype(kk)::value * W));
                     bad = bad | ((b & expm) + unit);

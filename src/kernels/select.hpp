@@ -493,6 +493,7 @@ struct Select : VecBase<Arch> {
     static size_t scan(const float* x, size_t n, Pred&& pred, Hit&& hit, bool& stop) {
         size_t i = 0;
         for (; i + 4 * W <= n; i += 4 * W) {
+            B::prefetch_ahead(x, i, 4 * W);
             uint64_t m = 0;
             unroll<4>([&](auto kk) {
                 constexpr size_t K = decltype(kk)::value;
@@ -517,6 +518,7 @@ struct Select : VecBase<Arch> {
             alignas(64) int32_t bins[4 * W];
             size_t i = 0;
             for (; i + 4 * W <= n; i += 4 * W) {
+                B::prefetch_ahead(x, i, 4 * W);
                 unroll<4>([&](auto kk) {
                     constexpr size_t K = decltype(kk)::value;
                     const I key = key_of(x + i + K * W);
@@ -563,6 +565,7 @@ struct Select : VecBase<Arch> {
             alignas(64) int32_t bins[4 * W];
             size_t i = 0;
             for (; i + 4 * W <= n; i += 4 * W) {
+                B::prefetch_ahead(x, i, 4 * W);
                 unroll<4>([&](auto kk) {
                     constexpr size_t K = decltype(kk)::value;
                     const I key = key_of(x + i + K * W);
@@ -612,6 +615,7 @@ struct Select : VecBase<Arch> {
                 I a(0), e(0);
                 const size_t stop = std::min(n - (n - i) % W, i + (size_t(1) << 20) * W);
                 for (; i < stop; i += W) {
+                    B::prefetch_ahead(x, i, W);
                     const I key = key_of(x + i);
                     a = a + O::blend(key > tv, one, zero);
                     e = e + O::blend(key == tv, one, zero);

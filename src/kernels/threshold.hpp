@@ -48,6 +48,7 @@ struct Threshold : VecBase<Arch> {
             constexpr size_t W = VecBase<Arch>::W;
             size_t i = 0;
             for (; i + 4 * W <= n; i += 4 * W) {
+                VecBase<Arch>::prefetch_ahead(x, i, 4 * W);
                 uint64_t m = 0;
                 unroll<4>([&](auto kk) {
                     constexpr size_t K = decltype(kk)::value;
