@@ -471,8 +471,9 @@ struct VecBase {
     // the lines kAheadBytes on: on some cores (an Intel Xeon with AVX-512 FP16
     // here) the hardware prefetcher alone leaves such a pass over memory up to
     // 1.4x slower (docs/performance.md). Loops that stream writes gain nothing
-    // and lose a little, so they do not. Addresses past the end are only
-    // prefetched, never read (a prefetch does not fault).
+    // and lose a little, so they do not; nor does max_abs_key, which ran at
+    // the read pass's speed without and 3-4% slower with. Addresses past the
+    // end are only prefetched, never read (a prefetch does not fault).
     static constexpr size_t kAheadBytes = 8192;
     template <class T>
     static void prefetch_ahead(const T* x, size_t j, size_t count) {
@@ -482,15 +483,12 @@ struct VecBase {
     }
 
     // Element-wise loop: body(j) for j = 0, W, 2W, ... while a whole vector
-    // fits; returns where the scalar tail starts. With `reads`, the loop reads
-    // only those arrays (prefetched ahead).
-    template <class Body, class... R>
-    static size_t elementwise(size_t n, Body&& body, const R*... reads) {
+    // fits; returns where the scalar tail starts.
+    template <class Body>
+    static size_t elementwise(size_t n, Body&& body) {
         size_t i = 0;
-        for (; i + 4 * W <= n; i += 4 * W) {
-            (prefetch_ahead(reads, i, 4 * W), ...);
+        for (; i + 4 * W <= n; i += 4 * W)
             unroll<4>([&](auto kk) { body(i + decltype(kk)::value * W); });
-        }
         for (; i + W <= n; i += W) body(i);
         return i;
     }

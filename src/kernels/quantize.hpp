@@ -323,7 +323,7 @@ struct Quantize : VecBase<Arch> {
         I m(0);
         const size_t i = elementwise(n, [&](size_t j) {
             m = xsimd::max(m, xsimd::bitwise_cast<I>(loadf(x + j)) & mask);
-        }, x);
+        });
         alignas(64) int32_t lanes[W];
         m.store_aligned(lanes);
         uint32_t r = 0;
