@@ -615,7 +615,7 @@ struct Select : VecBase<Arch> {
                 I a(0), e(0);
                 const size_t stop = std::min(n - (n - i) % W, i + (size_t(1) << 20) * W);
                 for (; i < stop; i += W) {
-                    B::prefetch_ahead(x, i, W);
+                    if (i % 16 == 0) B::prefetch_ahead(x, i, 16);  // once per 64 bytes
                     const I key = key_of(x + i);
                     a = a + O::blend(key > tv, one, zero);
                     e = e + O::blend(key == tv, one, zero);
