@@ -152,6 +152,11 @@ struct EfSign : VecBase<Arch> {
         for (size_t a = 0; a < NA; ++a) acc[a] = D::load_unaligned(lanes + a * D::size);
         size_t i = 0;
         for (; i + 64 <= n; i += 64) {
+            // Its stores are to lines it has just read (e, m) or small (bits),
+            // so it reads ahead as the read-only loops do (docs/performance.md).
+            B::prefetch_ahead(g, i, 64);
+            B::prefetch_ahead(m, i, 64);
+            B::prefetch_ahead(e, i, 64);
             uint64_t word = 0;
             unroll<64 / W>([&](auto kk) {
                 constexpr size_t K = decltype(kk)::value;
