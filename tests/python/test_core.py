@@ -41,6 +41,23 @@ def test_spec_parameters_and_bounds():
         gw.CodecSpec("topk", kk=1)
 
 
+def test_one_shot_calls_by_name_and_default_context():
+    # encode() keeps the spec it builds from a name and shares an all-zero
+    # context between calls; neither may leak into later calls.
+    x = np.random.default_rng(5).standard_normal(4096).astype(np.float32)
+    spec = gw.CodecSpec("randomk", k=40)
+    plain = gw.encode(spec, x)
+    seeded = gw.encode(spec, x, seed=3, step=2)
+    assert seeded != plain and gw.encode(spec, x) == plain
+    assert gw.encode(spec, x, seed=0, step=0, tensor=0, tag=0) == plain
+    assert gw.encode(gw.CodecSpec("randomk", k=40), x, seed=3, step=2) == seeded
+    assert gw.encode("randomk", x) == gw.encode(gw.CodecSpec("randomk"), x)
+    for _ in range(2):  # a bad name raises every time: nothing was kept for it
+        with pytest.raises(gw.GradwireError, match="no codec named"):
+            gw.encode("nope", x)
+    assert gw.contraction("sign", x) == gw.contraction(gw.CodecSpec("sign"), x)
+
+
 def test_spec_link_decides_the_zstd_stage():
     x = np.random.default_rng(4).standard_normal(1 << 20).astype(np.float32)
     slow = gw.CodecSpec("topk", k=10000, link_bps=100_000_000)
