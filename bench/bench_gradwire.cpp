@@ -166,6 +166,10 @@ void kernels() {
         auto x = std::make_shared<Buf<float>>(normal(n, 1));
         return [x, n] { benchmark::DoNotOptimize(T().all_finite(x->get(), n)); };
     });
+    add("kernel/all_kept", 4, [](size_t n) {
+        auto x = std::make_shared<Buf<float>>(normal(n, 1));
+        return [x, n] { benchmark::DoNotOptimize(T().all_kept(x->get(), n, 0.0f)); };
+    });
     add("kernel/max_abs_key", 4, [](size_t n) {
         auto x = std::make_shared<Buf<float>>(normal(n, 1));
         return [x, n] { benchmark::DoNotOptimize(T().max_abs_key(x->get(), n)); };

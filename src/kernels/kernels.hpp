@@ -79,6 +79,10 @@ struct Table {
 
     // True iff no element is NaN or +-Inf.
     bool (*all_finite)(const float* x, size_t n);
+    // True iff every one of the n little-endian float32 values at `in` (any
+    // byte alignment) is finite, nonzero and of magnitude >= min_mag (finite,
+    // >= 0): the values a sparse encoder may have stored.
+    bool (*all_kept)(const void* in, size_t n, float min_mag);
 
     // m1 = mu*m + kg*g;  p = (nu*m1 + kp*g) + r*e
     // evaluated exactly as: t1=mu*m; t2=kg*g; m1=t1+t2; t3=nu*m1; t4=kp*g;

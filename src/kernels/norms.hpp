@@ -1,5 +1,5 @@
 // Family "norms": sum_abs, sum_sq (double sums in the fixed 16-lane order of
-// kernels.hpp) and all_finite. Scalar code, vector body, table entries.
+// kernels.hpp), all_finite and all_kept. Scalar code, vector body, table entries.
 #pragma once
 
 #include "kernels/common.hpp"
@@ -54,6 +54,24 @@ struct Norms<ScalarArch> {
         for (size_t i = 0; i < n; i += kChunk)
             if (!all_finite_range(x, i, (n - i > kChunk) ? i + kChunk : n)) return false;
         return true;
+    }
+
+    // On |x|'s bits a, "finite, nonzero, |x| >= min_mag" is one range:
+    // lo <= a <= 0x7F7FFFFF with lo = max(bits of min_mag, 1).
+    static uint32_t kept_lo(float min_mag) {
+        const uint32_t m = bits_of(min_mag) & 0x7FFFFFFFu;
+        return m > 1 ? m : 1;
+    }
+    static bool all_kept_range(const unsigned char* p, size_t i0, size_t n, uint32_t lo) {
+        uint32_t bad = 0;
+        for (size_t i = i0; i < n; ++i) {
+            const uint32_t a = bits_of(load_f32(p + 4 * i)) & 0x7FFFFFFFu;
+            bad |= uint32_t(a < lo) | uint32_t(a > 0x7F7FFFFFu);
+        }
+        return bad == 0;
+    }
+    static bool all_kept(const void* in, size_t n, float min_mag) {
+        return all_kept_range(cbytes(in), 0, n, kept_lo(min_mag));
     }
 };
 
@@ -111,6 +129,26 @@ struct Norms : VecBase<Arch> {
         }
         return S::all_finite_range(x, i, n);
     }
+    // A sparse payload's values, checked before a decode: a - lo, unsigned,
+    // is at most 0x7F7FFFFF - lo exactly in the kept range (one compare, with
+    // the sign flipped to compare unsigned in signed lanes).
+    static bool all_kept(const void* in, size_t n, float min_mag) {
+        const unsigned char* p = cbytes(in);
+        const uint32_t lo = S::kept_lo(min_mag);
+        const I vlo = I(int32_t(lo)), absm(0x7FFFFFFF), flip(INT32_MIN);
+        const I lim(int32_t((0x7F7FFFFFu - lo) ^ 0x80000000u));
+        auto bad = I(0) != I(0);
+        size_t i = 0;
+        for (; i + 2 * W <= n; i += 2 * W) {
+            unroll<2>([&](auto kk) {
+                const F v = F::load_unaligned(
+                    reinterpret_cast<const float*>(p + 4 * (i + decltype(kk)::value * W)));
+                const I a = xsimd::bitwise_cast<I>(v) & absm;
+                bad = bad || (((a - vlo) ^ flip) > lim);
+            });
+        }
+        return !xsimd::any(bad) && S::all_kept_range(p, i, n, lo);
+    }
 };
 #endif  // GW_KERN_XSIMD
 
@@ -121,6 +159,7 @@ constexpr void norms_entries(Table& t) {
     t.sum_abs_lanes = &K::sum_abs_lanes;
     t.sum_sq = &K::sum_sq;
     t.all_finite = &K::all_finite;
+    t.all_kept = &K::all_kept;
 }
 
 }  // namespace

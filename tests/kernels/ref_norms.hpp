@@ -1,11 +1,12 @@
 // Plain scalar reference for the "norms" kernel family (src/kernels/norms.hpp):
-// sum_abs and sum_sq (in double, the fixed 16-lane order of kernels.hpp) and
-// all_finite. Written straight from the semantics in src/kernels/kernels.hpp:
+// sum_abs and sum_sq (in double, the fixed 16-lane order of kernels.hpp),
+// all_finite and all_kept. Written straight from the semantics in src/kernels/kernels.hpp:
 // simple loops, no tricks, deliberately independent of the kernel code.
 #pragma once
 
 #include <cmath>
 #include <cstddef>
+#include <cstring>
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF  // the build also passes -ffp-contract=off
@@ -40,6 +41,17 @@ inline double sum_sq(const float* x, size_t n) {
 inline bool all_finite(const float* x, size_t n) {
     for (size_t i = 0; i < n; ++i)
         if (!std::isfinite(x[i])) return false;
+    return true;
+}
+
+// n little-endian float32 values at p (any alignment; the tests run on
+// little-endian hosts): each finite, nonzero and at least min_mag in magnitude.
+inline bool all_kept(const void* p, size_t n, float min_mag) {
+    for (size_t i = 0; i < n; ++i) {
+        float v;
+        std::memcpy(&v, static_cast<const unsigned char*>(p) + 4 * i, 4);
+        if (!std::isfinite(v) || v == 0.0f || std::fabs(v) < min_mag) return false;
+    }
     return true;
 }
 

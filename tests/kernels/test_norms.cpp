@@ -1,5 +1,7 @@
 // Kernel family "norms" (src/kernels/norms.hpp) on every SIMD target,
-// bit for bit against ref_norms.hpp: sum_abs, sum_sq, all_finite.
+// bit for bit against ref_norms.hpp: sum_abs, sum_sq, all_finite, all_kept.
+#include <algorithm>
+
 #include "fixture.hpp"
 #include "ref_norms.hpp"
 
@@ -62,6 +64,51 @@ TEST_P(KernelTest, AllFinite) {
             Exact in(x.data(), 4 * c.n, 4 * c.fmis);
             EXPECT_FALSE(t_->all_finite(in.f(), c.n)) << "bad value at " << p;
             EXPECT_FALSE(ref::all_finite(x.data(), c.n));
+            x[p] = saved;
+        }
+        if (HasFailure()) return;
+    }
+}
+
+// Every case at every byte offset, with no floor, a floor at the input's own
+// median magnitude (so some values fall below it) and the smallest subnormal;
+// then each value an encoder never stores (zero, -0, Inf, NaN, below the
+// floor) planted alone.
+TEST_P(KernelTest, AllKept) {
+    const uint32_t bad[] = {0x00000000u, 0x80000000u, 0x7F800000u, 0xFF800000u,
+                            0x7FC00000u, 0xFF800001u, 0x7FFFFFFFu};
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        std::vector<float> x = input(c.dist, c.n, 0);
+        for (float& v : x)
+            if (!std::isfinite(v) || v == 0.0f) v = 1.5f;  // start from all kept
+        std::vector<float> mags(x.size());
+        for (size_t i = 0; i < x.size(); ++i) mags[i] = std::fabs(x[i]);
+        std::nth_element(mags.begin(), mags.begin() + mags.size() / 2, mags.end());
+        const float median = mags.empty() ? 1.0f : mags[mags.size() / 2];
+        for (float floor : {0.0f, median, from_bits(1)}) {
+            Exact in(x.data(), 4 * c.n, c.bmis);
+            EXPECT_EQ(t_->all_kept(in.data(), c.n, floor), ref::all_kept(x.data(), c.n, floor))
+                << "floor " << floor;
+        }
+        {
+            Exact in(x.data(), 4 * c.n, c.bmis);
+            EXPECT_TRUE(t_->all_kept(in.data(), c.n, 0.0f));
+            EXPECT_TRUE(t_->all_kept(in.data(), c.n, from_bits(1)));
+        }
+        if (c.fmis != 1 || (c.n == kBig && c.dist != kNormal)) continue;
+        size_t k = 0;
+        for (size_t p : plant_positions(c.n)) {
+            const float saved = x[p];
+            x[p] = from_bits(bad[k++ % (sizeof bad / sizeof bad[0])]);
+            Exact in(x.data(), 4 * c.n, c.bmis);
+            EXPECT_FALSE(t_->all_kept(in.data(), c.n, 0.0f)) << "bad value at " << p;
+            EXPECT_FALSE(ref::all_kept(x.data(), c.n, 0.0f));
+            x[p] = 0.25f;  // below a floor of 0.5 only
+            Exact low(x.data(), 4 * c.n, c.bmis);
+            EXPECT_FALSE(t_->all_kept(low.data(), c.n, 0.5f)) << "small value at " << p;
+            EXPECT_TRUE(t_->all_kept(low.data(), c.n, 0.25f) ==
+                        ref::all_kept(x.data(), c.n, 0.25f));
             x[p] = saved;
         }
         if (HasFailure()) return;
