@@ -3,8 +3,11 @@ timed in the same process on the same arrays beside gradwire's Python binding.
 
 Honest peers: every peer writes into outputs allocated once (no page faults
 timed), and the calls alternate: each repetition times gradwire, then torch
-with 1 thread, torch with 2 threads and numpy, one call each, so bandwidth
-drift reaches all of them alike. A row's ratio is the median over the
+with 1 thread, torch with 2 threads and numpy in turn, so bandwidth drift
+reaches all of them alike. Each is timed over about 2 ms of back-to-back calls
+(one call where one takes longer): a single call of a few microseconds would
+be timed with its data evicted by the subject before it, or left warm by it
+(torch 2T right after torch 1T on the same tensors). A row's ratio is the median over the
 repetitions of (the best peer's time in that repetition) / (gradwire's time):
 above 1 gradwire is faster than every peer.
 
@@ -24,10 +27,12 @@ import gradwire as gw
 PEERS = ("torch 1T", "torch 2T", "numpy")
 
 
-def clock(fn):
+def clock(fn, calls=1):
+    """Seconds per call over `calls` back-to-back calls."""
     t0 = time.perf_counter()
-    fn()
-    return time.perf_counter() - t0
+    for _ in range(calls):
+        fn()
+    return (time.perf_counter() - t0) / calls
 
 
 def measure(gw_fn, torch_fn, numpy_fn, repeat):
@@ -37,17 +42,19 @@ def measure(gw_fn, torch_fn, numpy_fn, repeat):
         subjects += [("torch 1T", torch_fn, 1), ("torch 2T", torch_fn, 2)]
     if numpy_fn is not None:
         subjects.append(("numpy", numpy_fn, None))
-    for _, fn, threads in subjects:  # warm-up: lazy init, first-touch of the outputs
+    calls = {}
+    for name, fn, threads in subjects:  # warm-up: lazy init, first-touch of the outputs
         if threads:
             torch.set_num_threads(threads)
         fn()
+        calls[name] = max(1, min(1000, int(2e-3 / max(clock(fn), 1e-7))))
     times = {name: [] for name, _, _ in subjects}
     ratios = []
     for _ in range(repeat):
         for name, fn, threads in subjects:
             if threads:
                 torch.set_num_threads(threads)
-            times[name].append(clock(fn))
+            times[name].append(clock(fn, calls[name]))
         best = min(times[name][-1] for name, _, _ in subjects[1:])
         ratios.append(best / times["gradwire"][-1])
     return {k: statistics.median(v) for k, v in times.items()}, statistics.median(ratios)
