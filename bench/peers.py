@@ -7,9 +7,9 @@ with 1 thread, torch with 2 threads and numpy in turn, so bandwidth drift
 reaches all of them alike. Each is timed over about 2 ms of back-to-back calls
 (one call where one takes longer): a single call of a few microseconds would
 be timed with its data evicted by the subject before it, or left warm by it
-(torch 2T right after torch 1T on the same tensors). A row's ratio is the median over the
-repetitions of (the best peer's time in that repetition) / (gradwire's time):
-above 1 gradwire is faster than every peer.
+(torch 2T right after torch 1T on the same tensors). A row's ratio is the
+median over the repetitions of (the best peer's time in that repetition) /
+(gradwire's time): above 1 gradwire is faster than every peer.
 
     python bench/peers.py [--sizes 1048576,16777216] [--repeat 15] [--only decode_accumulate]
 """
