@@ -33,11 +33,19 @@ uint64_t first_unfit(const kern::Table& kt, int64_t vdt, const uint8_t* values, 
                      uint64_t count, float min_mag) {
     const size_t vs = value_size(vdt);
     float f[kWalkChunk];
+    uint8_t le[4 * kWalkChunk];  // the kernel reads little-endian float32
     for (uint64_t i = from; i < count; i += kWalkChunk) {
         const uint64_t c = count - i < kWalkChunk ? count - i : kWalkChunk;
-        const uint8_t* p = values + i * vs;
-        if (vdt != GW_DTYPE_F32) to_f32(kt, vdt, p, c, f);
-        const uint8_t* w = vdt == GW_DTYPE_F32 ? p : reinterpret_cast<const uint8_t*>(f);
+        const uint8_t* w = values + i * vs;
+        if (vdt != GW_DTYPE_F32) {
+            to_f32(kt, vdt, w, c, f);
+            if constexpr (kHostLittleEndian) {
+                w = reinterpret_cast<const uint8_t*>(f);
+            } else {
+                f32_to_le(le, f, c);
+                w = le;
+            }
+        }
         if (kt.all_kept(w, c, min_mag)) continue;
         for (uint64_t j = 0; j < c; ++j)
             if (!kt.all_kept(w + 4 * j, 1, min_mag)) return i + j;

@@ -6,7 +6,6 @@
 
 #include <cmath>
 #include <cstddef>
-#include <cstring>
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF  // the build also passes -ffp-contract=off
@@ -44,14 +43,11 @@ inline bool all_finite(const float* x, size_t n) {
     return true;
 }
 
-// n little-endian float32 values at p (any alignment; the tests run on
-// little-endian hosts): each finite, nonzero and at least min_mag in magnitude.
-inline bool all_kept(const void* p, size_t n, float min_mag) {
-    for (size_t i = 0; i < n; ++i) {
-        float v;
-        std::memcpy(&v, static_cast<const unsigned char*>(p) + 4 * i, 4);
-        if (!std::isfinite(v) || v == 0.0f || std::fabs(v) < min_mag) return false;
-    }
+// Each of x[0..n) finite, nonzero and at least min_mag in magnitude (the
+// kernel reads the same values as little-endian bytes).
+inline bool all_kept(const float* x, size_t n, float min_mag) {
+    for (size_t i = 0; i < n; ++i)
+        if (!std::isfinite(x[i]) || x[i] == 0.0f || std::fabs(x[i]) < min_mag) return false;
     return true;
 }
 

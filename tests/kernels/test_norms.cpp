@@ -70,6 +70,15 @@ TEST_P(KernelTest, AllFinite) {
     }
 }
 
+// x as the little-endian bytes all_kept reads, on any host.
+std::vector<unsigned char> le_bytes(const std::vector<float>& x) {
+    std::vector<unsigned char> b(4 * x.size());
+    for (size_t i = 0; i < x.size(); ++i)
+        for (int k = 0; k < 4; ++k)
+            b[4 * i + k] = static_cast<unsigned char>(fbits(x[i]) >> (8 * k));
+    return b;
+}
+
 // Every case at every byte offset, with no floor, a floor at the input's own
 // median magnitude (so some values fall below it) and the smallest subnormal;
 // then each value an encoder never stores (zero, -0, Inf, NaN, below the
@@ -87,12 +96,12 @@ TEST_P(KernelTest, AllKept) {
         std::nth_element(mags.begin(), mags.begin() + mags.size() / 2, mags.end());
         const float median = mags.empty() ? 1.0f : mags[mags.size() / 2];
         for (float floor : {0.0f, median, from_bits(1)}) {
-            Exact in(x.data(), 4 * c.n, c.bmis);
+            Exact in(le_bytes(x).data(), 4 * c.n, c.bmis);
             EXPECT_EQ(t_->all_kept(in.data(), c.n, floor), ref::all_kept(x.data(), c.n, floor))
                 << "floor " << floor;
         }
         {
-            Exact in(x.data(), 4 * c.n, c.bmis);
+            Exact in(le_bytes(x).data(), 4 * c.n, c.bmis);
             EXPECT_TRUE(t_->all_kept(in.data(), c.n, 0.0f));
             EXPECT_TRUE(t_->all_kept(in.data(), c.n, from_bits(1)));
         }
@@ -101,11 +110,11 @@ TEST_P(KernelTest, AllKept) {
         for (size_t p : plant_positions(c.n)) {
             const float saved = x[p];
             x[p] = from_bits(bad[k++ % (sizeof bad / sizeof bad[0])]);
-            Exact in(x.data(), 4 * c.n, c.bmis);
+            Exact in(le_bytes(x).data(), 4 * c.n, c.bmis);
             EXPECT_FALSE(t_->all_kept(in.data(), c.n, 0.0f)) << "bad value at " << p;
             EXPECT_FALSE(ref::all_kept(x.data(), c.n, 0.0f));
             x[p] = 0.25f;  // below a floor of 0.5 only
-            Exact low(x.data(), 4 * c.n, c.bmis);
+            Exact low(le_bytes(x).data(), 4 * c.n, c.bmis);
             EXPECT_FALSE(t_->all_kept(low.data(), c.n, 0.5f)) << "small value at " << p;
             EXPECT_TRUE(t_->all_kept(low.data(), c.n, 0.25f) ==
                         ref::all_kept(x.data(), c.n, 0.25f));
