@@ -93,6 +93,7 @@ TEST_P(KernelTest, AllKept) {
             if (!std::isfinite(v) || v == 0.0f) v = 1.5f;  // start from all kept
         std::vector<float> mags(x.size());
         for (size_t i = 0; i < x.size(); ++i) mags[i] = std::fabs(x[i]);
+        const float least = mags.empty() ? 1.0f : *std::min_element(mags.begin(), mags.end());
         std::nth_element(mags.begin(), mags.begin() + mags.size() / 2, mags.end());
         const float median = mags.empty() ? 1.0f : mags[mags.size() / 2];
         for (float floor : {0.0f, median, from_bits(1)}) {
@@ -104,6 +105,7 @@ TEST_P(KernelTest, AllKept) {
             Exact in(le_bytes(x).data(), 4 * c.n, c.bmis);
             EXPECT_TRUE(t_->all_kept(in.data(), c.n, 0.0f));
             EXPECT_TRUE(t_->all_kept(in.data(), c.n, from_bits(1)));
+            EXPECT_TRUE(t_->all_kept(in.data(), c.n, least));
         }
         if (c.fmis != 1 || (c.n == kBig && c.dist != kNormal)) continue;
         size_t k = 0;
@@ -113,11 +115,11 @@ TEST_P(KernelTest, AllKept) {
             Exact in(le_bytes(x).data(), 4 * c.n, c.bmis);
             EXPECT_FALSE(t_->all_kept(in.data(), c.n, 0.0f)) << "bad value at " << p;
             EXPECT_FALSE(ref::all_kept(x.data(), c.n, 0.0f));
-            x[p] = 0.25f;  // below a floor of 0.5 only
+            // Every other value is at least `least`: only this one is below it.
+            x[p] = std::nextafter(least, 0.0f);
             Exact low(le_bytes(x).data(), 4 * c.n, c.bmis);
-            EXPECT_FALSE(t_->all_kept(low.data(), c.n, 0.5f)) << "small value at " << p;
-            EXPECT_TRUE(t_->all_kept(low.data(), c.n, 0.25f) ==
-                        ref::all_kept(x.data(), c.n, 0.25f));
+            EXPECT_FALSE(t_->all_kept(low.data(), c.n, least)) << "small value at " << p;
+            EXPECT_EQ(t_->all_kept(low.data(), c.n, x[p]), x[p] != 0.0f);
             x[p] = saved;
         }
         if (HasFailure()) return;
