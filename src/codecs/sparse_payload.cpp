@@ -168,6 +168,11 @@ void decode(const kern::Table& kt, int64_t vdt, const uint8_t* payload, uint64_t
 void accumulate(const kern::Table& kt, int64_t vdt, const uint8_t* payload, float alpha,
                 float* acc) {
     // Same arithmetic as the dense kernels: t = alpha * v; acc = acc + t.
+    if (vdt == GW_DTYPE_F32) {  // stored as they are added: one kernel walks the frame
+        const uint64_t nnz = load_le<uint32_t>(payload);
+        kt.gap_scatter_add(payload + 4 + 4 * nnz, nnz, payload + 4, alpha, acc);
+        return;
+    }
     for_each_entry(kt, vdt, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
         kt.scatter_add(v, idx, c, alpha, acc);
     });

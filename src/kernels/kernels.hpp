@@ -232,6 +232,11 @@ struct Table {
     uint64_t (*gap_indices)(const uint8_t* planes, size_t stride, size_t count, uint64_t next,
                             uint32_t* idx);
     uint64_t (*gap_byte_sum)(const uint8_t* p, size_t n);
+    // A whole payload's entries added in: idx = gap_indices(planes, count,
+    // count, 0) and v[j] the little-endian float32 at values + 4j (any
+    // alignment); then as scatter_add(v, idx, count, alpha, acc).
+    void (*gap_scatter_add)(const uint8_t* planes, size_t count, const void* values, float alpha,
+                            float* acc);
 };
 
 // The table of the active target (GW_SIMD env var at first use, or set by

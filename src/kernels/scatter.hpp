@@ -177,6 +177,37 @@ struct Scatter {
         }
         return next;
     }
+    // The whole payload's planes decoded into a ring kBlock at a time, two
+    // blocks ahead of the scatter, so that the prefetch runs kAhead entries
+    // early across block edges and the decode's shuffles overlap the
+    // scatter's misses (a decode, then a scatter, per chunk left 5 of a 1M
+    // top-k frame's 15 us outside the scatter).
+    static void gap_scatter_add(const uint8_t* planes, size_t count, const void* values,
+                                float alpha, float* acc) {
+        constexpr size_t kBlock = 64, kRing = 2 * kBlock;
+        static_assert(kAhead < kBlock);
+        uint32_t ring[kRing];
+        const unsigned char* v = cbytes(values);
+        uint64_t next = 0;
+        size_t decoded = 0;
+        const auto fill = [&](size_t upto) {
+            for (; decoded < upto && decoded < count; decoded += kBlock) {
+                const size_t c = count - decoded < kBlock ? count - decoded : kBlock;
+                next = gap_indices(planes + decoded, count, c, next, ring + decoded % kRing);
+            }
+        };
+        fill(kRing);
+        for (size_t j0 = 0; j0 < count; j0 += kBlock) {
+            const size_t end = count - j0 < kBlock ? count : j0 + kBlock;
+            for (size_t j = j0; j < end; ++j) {
+                if (j + kAhead < count) __builtin_prefetch(acc + ring[(j + kAhead) % kRing], 1);
+                const float t = alpha * load_f32(v + 4 * j);
+                float& a = acc[ring[j % kRing]];
+                a = a + t;
+            }
+            fill(j0 + kBlock + kRing);  // into the block just scattered
+        }
+    }
     static uint64_t gap_byte_sum(const uint8_t* p, size_t n) {
         uint64_t s = 0;
         size_t i = 0;
@@ -190,6 +221,7 @@ template <class Arch>
 constexpr void scatter_entries(Table& t) {
     t.gap_indices = &Scatter<Arch>::gap_indices;
     t.gap_byte_sum = &Scatter<Arch>::gap_byte_sum;
+    t.gap_scatter_add = &Scatter<Arch>::gap_scatter_add;
     t.gather = &Scatter<Arch>::gather;
     t.scatter_add = &Scatter<Arch>::scatter_add;
     t.scatter_zero = &Scatter<Arch>::scatter_zero;

@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF  // the build also passes -ffp-contract=off
@@ -56,6 +57,24 @@ inline uint64_t gap_indices(const uint8_t* planes, size_t stride, size_t count, 
         next += 1;
     }
     return next;
+}
+
+inline void gap_scatter_add(const uint8_t* planes, size_t count, const uint8_t* values,
+                            float alpha, float* acc) {
+    for (size_t j = 0, next = 0; j < count; ++j) {
+        const uint32_t gap = uint32_t(planes[j]) | uint32_t(planes[count + j]) << 8 |
+                             uint32_t(planes[2 * count + j]) << 16 |
+                             uint32_t(planes[3 * count + j]) << 24;
+        next += gap;
+        const uint32_t bits = uint32_t(values[4 * j]) | uint32_t(values[4 * j + 1]) << 8 |
+                              uint32_t(values[4 * j + 2]) << 16 |
+                              uint32_t(values[4 * j + 3]) << 24;
+        float v;
+        std::memcpy(&v, &bits, 4);
+        const float t = alpha * v;
+        acc[next] += t;
+        next += 1;
+    }
 }
 
 inline uint64_t gap_byte_sum(const uint8_t* p, size_t n) {

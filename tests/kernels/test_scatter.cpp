@@ -2,7 +2,7 @@
 // for bit against ref_scatter.hpp: gather, scatter_add, scatter_zero and
 // scatter_sub_div, at position sets of several densities and at null
 // positions (0..k-1), on misaligned buffers with guards around every output;
-// gap_indices and gap_byte_sum on gap planes of every width.
+// gap_indices, gap_byte_sum and gap_scatter_add on gap planes of every width.
 #include <random>
 
 #include "fixture.hpp"
@@ -140,6 +140,46 @@ TEST_P(KernelTest, GapIndices) {
                 }
                 if (HasFailure()) return;
             }
+}
+
+// A payload's gap planes and little-endian values, walked by one kernel: the
+// same sums as the reference on every position set, the values and planes
+// at every byte offset (sets past kAhead and past the kernel's 64-entry
+// blocks and 128-entry ring reach every edge of its lookahead).
+TEST_P(KernelTest, GapScatterAdd) {
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const auto& x = input(c.dist, c.n, 0);
+        const auto& v0 = input(c.dist, c.n, 1);
+        for (const Sets& s : sets_for(c.n)) {
+            if (s.null) continue;
+            const size_t k = s.idx.size();
+            std::vector<uint8_t> planes(4 * k), values(4 * k);
+            for (size_t j = 0; j < k; ++j) {
+                const uint32_t gap = s.idx[j] - (j ? s.idx[j - 1] + 1 : 0);
+                uint32_t bits;
+                std::memcpy(&bits, &v0[j], 4);
+                for (int b = 0; b < 4; ++b) {
+                    planes[b * k + j] = uint8_t(gap >> (8 * b));
+                    values[4 * j + b] = uint8_t(bits >> (8 * b));
+                }
+            }
+            for (size_t mis : {size_t(0), size_t(1), size_t(3)}) {
+                Exact p(planes.data(), planes.size(), mis), v(values.data(), values.size(), mis ^ 2);
+                for (float a : {1.0f, -0.25f}) {
+                    Guarded acc(4 * c.n, 4 * c.fmis);
+                    acc.fill_from(x.data());
+                    std::vector<float> wacc(x);
+                    t_->gap_scatter_add(p.data(), k, v.data(), a, acc.f());
+                    ref::gap_scatter_add(planes.data(), k, values.data(), a, wacc.data());
+                    EXPECT_TRUE(same_floats(acc.f(), wacc.data(), c.n))
+                        << "k=" << k << " misalign=" << mis << " alpha=" << a;
+                    EXPECT_TRUE(acc.guards_intact());
+                }
+            }
+        }
+        if (HasFailure()) return;
+    }
 }
 
 TEST_P(KernelTest, GapByteSum) {
