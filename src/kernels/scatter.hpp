@@ -184,9 +184,11 @@ struct Scatter {
     // top-k frame's 15 us outside the scatter).
     static void gap_scatter_add(const uint8_t* planes, size_t count, const void* values,
                                 float alpha, float* acc) {
-        constexpr size_t kBlock = 64, kRing = 2 * kBlock;
+        constexpr size_t kBlock = 64, kRing = 2 * kBlock, kNear = kBlock - kAhead;
         static_assert(kAhead < kBlock);
-        uint32_t ring[kRing];
+        // Zeroed: the prefetches past the last entry read slots never decoded
+        // (or decoded earlier), valid positions either way.
+        uint32_t ring[kRing] = {};
         const unsigned char* v = cbytes(values);
         uint64_t next = 0;
         size_t decoded = 0;
@@ -196,15 +198,22 @@ struct Scatter {
                 next = gap_indices(planes + decoded, count, c, next, ring + decoded % kRing);
             }
         };
+        const auto add = [&](const uint32_t* at, const uint32_t* ahead, const unsigned char* w,
+                             size_t c) {
+            for (size_t t = 0; t < c; ++t) {
+                __builtin_prefetch(acc + ahead[t], 1);
+                const float u = alpha * load_f32(w + 4 * t);
+                float& a = acc[at[t]];
+                a = a + u;
+            }
+        };
         fill(kRing);
         for (size_t j0 = 0; j0 < count; j0 += kBlock) {
-            const size_t end = count - j0 < kBlock ? count : j0 + kBlock;
-            for (size_t j = j0; j < end; ++j) {
-                if (j + kAhead < count) __builtin_prefetch(acc + ring[(j + kAhead) % kRing], 1);
-                const float t = alpha * load_f32(v + 4 * j);
-                float& a = acc[ring[j % kRing]];
-                a = a + t;
-            }
+            const size_t c = count - j0 < kBlock ? count - j0 : kBlock;
+            const uint32_t* at = ring + j0 % kRing;  // a block never wraps the ring
+            const uint32_t* later = ring + (j0 + kBlock) % kRing;
+            add(at, at + kAhead, v + 4 * j0, c < kNear ? c : kNear);
+            if (c > kNear) add(at + kNear, later, v + 4 * (j0 + kNear), c - kNear);
             fill(j0 + kBlock + kRing);  // into the block just scattered
         }
     }
