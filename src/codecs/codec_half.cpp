@@ -22,11 +22,11 @@ void accumulate(const kern::Table& kt, const CodecParams&, const uint8_t* payloa
         kt.bf16_accumulate(payload, alpha, acc, n);
 }
 
-// Large arrays go tile by tile: the conversion checks finiteness as it reads
-// x, and the CRC reads the tile's output while it is in L1, instead of three
-// passes over memory.
-// Below kFuse elements (kFusedCrcMin payload bytes) the passes are in
-// cache anyway and the frame layer's CRC costs less than joining CRCs.
+// Large arrays go in one kernel that checks finiteness as it reads x and
+// computes the payload's CRC while the output is in registers or L1, instead
+// of three passes over memory. Below kFuse elements (kFusedCrcMin payload
+// bytes) the passes are in cache anyway and the frame layer's CRC costs less
+// than joining CRCs. The check tiles stay kTile elements.
 constexpr uint64_t kTile = 2048;
 constexpr uint64_t kFuse = kFusedCrcMin / 2;
 
@@ -51,14 +51,9 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
         // Nothing is kept on failure: the caller's frame buffer is scratch
         // until GW_OK (the CRC is the caller's to use only then).
         uint32_t crc = 0;
-        for (uint64_t i = 0; i < n; i += kTile) {
-            const uint64_t t = n - i < kTile ? n - i : kTile;
-            const bool finite = Id == GW_CODEC_FP16
-                                    ? kt.f16_encode_finite(x + i, payload + 2 * i, t)
-                                    : kt.bf16_encode_finite(x + i, payload + 2 * i, t);
-            if (!finite) return GW_ERR_NONFINITE;
-            crc = kt.crc32c(crc, payload + 2 * i, 2 * t);
-        }
+        const bool finite = Id == GW_CODEC_FP16 ? kt.f16_encode_finite_crc(x, payload, n, &crc)
+                                                : kt.bf16_encode_finite_crc(x, payload, n, &crc);
+        if (!finite) return GW_ERR_NONFINITE;
         *ctx.crc = PayloadCrc{true, crc};
     } else {
         if (!kt.all_finite(x, n)) return GW_ERR_NONFINITE;

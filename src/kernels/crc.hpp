@@ -184,42 +184,59 @@ inline __m512i crc_fold(__m512i x, __m512i k, __m512i y) {
 }
 constexpr size_t kCrcFoldMin = 512;  // below, the crc32 streams are as fast
 
+// The folding state over a message handed over 256 bytes at a time, as four
+// registers (memory here; a conversion's output registers in half.hpp).
+struct CrcFold {
+    __m512i x0, x1, x2, x3;
+    // The first 256 bytes, after the CRC crc of everything before them.
+    void start(uint32_t crc, __m512i a, __m512i b, __m512i c, __m512i d) {
+        // The starting register is the same as its xor into the first 4 bytes.
+        x0 = _mm512_xor_si512(a, _mm512_zextsi128_si512(_mm_cvtsi32_si128(int(~crc))));
+        x1 = b;
+        x2 = c;
+        x3 = d;
+    }
+    void step(__m512i a, __m512i b, __m512i c, __m512i d) {
+        const __m512i k2048 = crc_k<2048>();
+        x0 = crc_fold(x0, k2048, a);
+        x1 = crc_fold(x1, k2048, b);
+        x2 = crc_fold(x2, k2048, c);
+        x3 = crc_fold(x3, k2048, d);
+    }
+    // The CRC of the whole message, whose last n bytes are at p.
+    uint32_t finish(const unsigned char* p, size_t n) const {
+        const auto load = [](const unsigned char* q) { return _mm512_loadu_si512(q); };
+        const __m512i k512 = crc_k<512>();
+        __m512i x = crc_fold(crc_fold(crc_fold(x0, k512, x1), k512, x2), k512, x3);
+        for (; n >= 64; n -= 64, p += 64) x = crc_fold(x, k512, load(p));
+        // Lanes 0, 1, 2 moved 384, 256, 128 bits onto lane 3.
+        const __m512i k = _mm512_set_epi64(0, 0, int64_t(CrcFoldK<128>::hi),
+                                           int64_t(CrcFoldK<128>::lo), int64_t(CrcFoldK<256>::hi),
+                                           int64_t(CrcFoldK<256>::lo), int64_t(CrcFoldK<384>::hi),
+                                           int64_t(CrcFoldK<384>::lo));
+        const __m512i m = _mm512_xor_si512(_mm512_clmulepi64_epi128(x, k, 0x00),
+                                           _mm512_clmulepi64_epi128(x, k, 0x11));
+        __m128i r = _mm_xor_si128(_mm512_extracti64x2_epi64(x, 3), _mm512_castsi512_si128(m));
+        r = _mm_xor_si128(r, _mm_xor_si128(_mm512_extracti64x2_epi64(m, 1),
+                                           _mm512_extracti64x2_epi64(m, 2)));
+        uint64_t c = _mm_crc32_u64(0, uint64_t(_mm_cvtsi128_si64(r)));
+        c = _mm_crc32_u64(c, uint64_t(_mm_extract_epi64(r, 1)));
+        for (; n >= 8; n -= 8, p += 8) c = _mm_crc32_u64(c, load_le64(p));
+        for (; n != 0; --n) c = _mm_crc32_u8(uint32_t(c), *p++);
+        return ~uint32_t(c);
+    }
+};
+
 // n >= kCrcFoldMin.
 inline uint32_t crc32c_fold(uint32_t crc, const unsigned char* p, size_t n) {
     const auto load = [](const unsigned char* q) { return _mm512_loadu_si512(q); };
-    // The starting register is the same as its xor into the first 4 bytes.
-    __m512i x0 = _mm512_xor_si512(load(p), _mm512_zextsi128_si512(_mm_cvtsi32_si128(int(~crc))));
-    __m512i x1 = load(p + 64), x2 = load(p + 128), x3 = load(p + 192);
-    p += 256;
-    n -= 256;
-    const __m512i k2048 = crc_k<2048>();
-    for (; n >= 256; n -= 256, p += 256) {
-        x0 = crc_fold(x0, k2048, load(p));
-        x1 = crc_fold(x1, k2048, load(p + 64));
-        x2 = crc_fold(x2, k2048, load(p + 128));
-        x3 = crc_fold(x3, k2048, load(p + 192));
-    }
-    const __m512i k512 = crc_k<512>();
-    x1 = crc_fold(x0, k512, x1);
-    x2 = crc_fold(x1, k512, x2);
-    __m512i x = crc_fold(x2, k512, x3);
-    for (; n >= 64; n -= 64, p += 64) x = crc_fold(x, k512, load(p));
-    // Lanes 0, 1, 2 moved 384, 256, 128 bits onto lane 3.
-    const __m512i k = _mm512_set_epi64(0, 0, int64_t(CrcFoldK<128>::hi),
-                                       int64_t(CrcFoldK<128>::lo), int64_t(CrcFoldK<256>::hi),
-                                       int64_t(CrcFoldK<256>::lo), int64_t(CrcFoldK<384>::hi),
-                                       int64_t(CrcFoldK<384>::lo));
-    const __m512i m = _mm512_xor_si512(_mm512_clmulepi64_epi128(x, k, 0x00),
-                                       _mm512_clmulepi64_epi128(x, k, 0x11));
-    __m128i r = _mm_xor_si128(_mm512_extracti64x2_epi64(x, 3), _mm512_castsi512_si128(m));
-    r = _mm_xor_si128(r, _mm_xor_si128(_mm512_extracti64x2_epi64(m, 1),
-                                       _mm512_extracti64x2_epi64(m, 2)));
-    uint64_t c = _mm_crc32_u64(0, uint64_t(_mm_cvtsi128_si64(r)));
-    c = _mm_crc32_u64(c, uint64_t(_mm_extract_epi64(r, 1)));
-    for (; n >= 8; n -= 8, p += 8) c = _mm_crc32_u64(c, load_le64(p));
-    for (; n != 0; --n) c = _mm_crc32_u8(uint32_t(c), *p++);
-    return ~uint32_t(c);
+    CrcFold f;
+    f.start(crc, load(p), load(p + 64), load(p + 128), load(p + 192));
+    for (p += 256, n -= 256; n >= 256; n -= 256, p += 256)
+        f.step(load(p), load(p + 64), load(p + 128), load(p + 192));
+    return f.finish(p, n);
 }
+#define GW_KERN_CRC_FOLD 1
 #endif  // AVX-512 && VPCLMULQDQ
 
 template <class Arch>

@@ -8,7 +8,10 @@
 // Scalar code, vector body, table entries.
 #pragma once
 
+#include <algorithm>
+
 #include "kernels/common.hpp"
+#include "kernels/crc.hpp"
 
 namespace gw::kern {
 namespace {
@@ -67,6 +70,21 @@ static_assert(Bf16Format::kShift == 16 && Bf16Format::kUnbias == 0 && Bf16Format
 
 template <class Fmt, class Arch>
 struct Half;  // vector body below; Half<Fmt, ScalarArch> is the scalar code
+
+// encode_finite_crc tile by tile: each tile's output read by the CRC while it
+// is in L1, instead of a second pass over memory.
+template <class H, class Arch>
+bool encode_finite_crc_tiles(const float* x, unsigned char* o, size_t n, uint32_t* crc) {
+    constexpr size_t kTile = 2048;
+    uint32_t c = *crc;
+    for (size_t i = 0; i < n; i += kTile) {
+        const size_t t = std::min(kTile, n - i);
+        if (!H::encode_finite(x + i, o + 2 * i, t)) return false;
+        c = Crc<Arch>::crc32c(c, o + 2 * i, 2 * t);
+    }
+    *crc = c;
+    return true;
+}
 
 template <class Fmt>
 struct Half<Fmt, ScalarArch> {
@@ -136,6 +154,9 @@ struct Half<Fmt, ScalarArch> {
     }
     static bool encode_finite(const float* x, void* out, size_t n) {
         return encode_finite_range(x, ubytes(out), 0, n);
+    }
+    static bool encode_finite_crc(const float* x, void* out, size_t n, uint32_t* crc) {
+        return encode_finite_crc_tiles<Half, ScalarArch>(x, ubytes(out), n, crc);
     }
     static void decode(const void* in, float* out, size_t n) { decode_range(cbytes(in), out, 0, n); }
     static void accumulate(const void* in, float alpha, float* acc, size_t n) {
@@ -347,6 +368,68 @@ struct Half : VecBase<Arch> {
         const bool tail = S::encode_finite_range(x, o, i, n);
         return !xsimd::any(bad < I(0)) && tail;
     }
+    static bool encode_finite_crc(const float* x, void* out, size_t n, uint32_t* crc) {
+#if defined(GW_KERN_CRC_FOLD)
+        if (cpu_has_vpclmulqdq()) return encode_finite_fold(x, ubytes(out), n, crc);
+#endif
+        return encode_finite_crc_tiles<Half, Arch>(x, ubytes(out), n, crc);
+    }
+#if defined(GW_KERN_CRC_FOLD)
+    // 32 floats -> their 64 bytes of output, for the CRC's folding registers.
+    static __m512i block64(__m512 a, __m512 b) {
+        if constexpr (kHw) {
+            using C = F16c<Arch>;
+            return _mm512_inserti64x4(_mm512_castsi256_si512(C::cvt(a)), C::cvt(b), 1);
+        } else {  // the low 16 bits of each lane, a's then b's
+            const __m512i low = _mm512_set_epi16(62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40,
+                                                 38, 36, 34, 32, 30, 28, 26, 24, 22, 20, 18, 16,
+                                                 14, 12, 10, 8, 6, 4, 2, 0);
+            return _mm512_permutex2var_epi16(enc(F(a)), low, enc(F(b)));
+        }
+    }
+    // encode_finite_crc with the CRC folded from the conversion's registers,
+    // 256 output bytes at a time, and streaming stores for outputs beyond the
+    // caches (the lines are not read before they are written; the CRC no
+    // longer needs them in cache). Any n.
+    static bool encode_finite_fold(const float* x, unsigned char* o, size_t n, uint32_t* crc) {
+        const uintptr_t at = reinterpret_cast<uintptr_t>(o);
+        const bool stream = 2 * n >= kStreamBytes && at % 2 == 0;
+        // Streaming stores need 64-byte aligned lines: plain ones up to there.
+        const size_t head = stream ? std::min(n, (64 - at % 64) % 64 / 2) : 0;
+        bool ok = S::encode_finite_range(x, o, 0, head);
+        const uint32_t c = crc32c_hw(*crc, o, 2 * head);
+        const __m512i expo = _mm512_set1_epi32(0x7F800000), unit = _mm512_set1_epi32(0x00800000);
+        __m512i bad = _mm512_setzero_si512();
+        CrcFold f;
+        size_t j = head;
+        for (; n - j >= 128; j += 128) {
+            __m512i z[4];
+            for (size_t r = 0; r < 4; ++r) {
+                const __m512 a = _mm512_loadu_ps(x + j + 32 * r);
+                const __m512 b = _mm512_loadu_ps(x + j + 32 * r + 16);
+                const __m512i ea =
+                    _mm512_add_epi32(_mm512_and_si512(_mm512_castps_si512(a), expo), unit);
+                const __m512i eb =
+                    _mm512_add_epi32(_mm512_and_si512(_mm512_castps_si512(b), expo), unit);
+                bad = _mm512_ternarylogic_epi32(bad, ea, eb, 0xFE);  // bad | ea | eb
+                z[r] = block64(a, b);
+                unsigned char* q = o + 2 * (j + 32 * r);
+                if (stream)
+                    _mm512_stream_si512(reinterpret_cast<__m512i*>(q), z[r]);
+                else
+                    _mm512_storeu_si512(q, z[r]);
+            }
+            if (j == head)
+                f.start(c, z[0], z[1], z[2], z[3]);
+            else
+                f.step(z[0], z[1], z[2], z[3]);
+        }
+        if (stream) _mm_sfence();  // streamed lines are ordered before later stores
+        ok = S::encode_finite_range(x, o, j, n) && ok && _mm512_movepi32_mask(bad) == 0;
+        *crc = j != head ? f.finish(o + 2 * j, 2 * (n - j)) : crc32c_hw(c, o + 2 * j, 2 * (n - j));
+        return ok;
+    }
+#endif
     // W halves at p -> floats.
     static F dec_at(const unsigned char* p) {
         if constexpr (kHw) {
@@ -443,6 +526,8 @@ constexpr void half_entries(Table& t) {
     t.bf16_ef_cast = &Bf16::ef_cast;
     t.f16_encode_finite = &F16::encode_finite;
     t.bf16_encode_finite = &Bf16::encode_finite;
+    t.f16_encode_finite_crc = &F16::encode_finite_crc;
+    t.bf16_encode_finite_crc = &Bf16::encode_finite_crc;
     t.f32_to_bf16 = &Bf16::encode;
     t.bf16_to_f32 = &Bf16::decode;
     t.bf16_accumulate = &Bf16::accumulate;

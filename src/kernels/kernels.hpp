@@ -150,6 +150,11 @@ struct Table {
     // read of x (the codecs' check and cast in one pass).
     bool (*f16_encode_finite)(const float* x, void* out, size_t n);
     bool (*bf16_encode_finite)(const float* x, void* out, size_t n);
+    // encode_finite, and *crc = the CRC32C continued from *crc over the 2n
+    // bytes written (both unspecified when false). Outputs beyond the caches
+    // may be written with streaming stores.
+    bool (*f16_encode_finite_crc)(const float* x, void* out, size_t n, uint32_t* crc);
+    bool (*bf16_encode_finite_crc)(const float* x, void* out, size_t n, uint32_t* crc);
 
     // CRC32C (Castagnoli, reflected, poly 0x82F63B78), continuing from `crc`
     // (pass 0 to start; pre/post inversion handled inside).

@@ -2,6 +2,7 @@
 // bit against ref_half.hpp: fp16 and bfloat16 encode, decode, accumulate,
 // all_finite, ef_cast.
 #include "fixture.hpp"
+#include "ref_crc.hpp"
 #include "ref_half.hpp"
 #include "ref_norms.hpp"
 
@@ -146,6 +147,66 @@ TEST_P(KernelTest, HalfEncodeFinite) {
                     check_encode_finite(*t_, kind, x, at % 2, at % 4);
                     if (::testing::Test::HasFailure()) return;
                 }
+    }
+}
+
+// encode_finite_crc: the reference's bytes and their CRC32C continued from a
+// nonzero start, at every misalignment of x and of the output (odd outputs
+// cannot stream; even ones reach 64-byte lines after a head of 0..31
+// elements), at lengths around its 128-element blocks, and beyond the caches
+// (kBigStream: the streaming stores); a planted Inf or NaN is refused.
+struct Encoded {
+    std::vector<uint8_t> bytes;
+    uint32_t crc;
+};
+constexpr uint32_t kCrcStart = 0x12345678u;
+Encoded reference(Half kind, const std::vector<float>& x) {
+    Encoded e{std::vector<uint8_t>(2 * x.size() + 1), 0};
+    if (kind == Half::F16)
+        ref::f32_to_f16(x.data(), e.bytes.data(), x.size());
+    else
+        ref::f32_to_bf16(x.data(), e.bytes.data(), x.size());
+    e.crc = ref::crc32c(kCrcStart, e.bytes.data(), 2 * x.size());
+    return e;
+}
+void check_encode_finite_crc(const Table& t, Half kind, const std::vector<float>& x, size_t fmis,
+                             size_t bmis, const Encoded* want = nullptr) {
+    const size_t n = x.size();
+    Exact in(x.data(), 4 * n, 4 * fmis);
+    Guarded out(2 * n, bmis);
+    uint32_t crc = kCrcStart;
+    const bool finite = kind == Half::F16 ? t.f16_encode_finite_crc(in.f(), out.data(), n, &crc)
+                                          : t.bf16_encode_finite_crc(in.f(), out.data(), n, &crc);
+    EXPECT_EQ(finite, ref::all_finite(x.data(), n)) << "n=" << n;
+    EXPECT_TRUE(out.guards_intact()) << "n=" << n;
+    if (!finite) return;  // out and crc are unspecified then
+    const Encoded own = want ? Encoded{} : reference(kind, x);
+    if (!want) want = &own;
+    EXPECT_TRUE(same_bytes(out.data(), want->bytes.data(), 2 * n)) << "n=" << n;
+    EXPECT_EQ(crc, want->crc) << "n=" << n << " misalign=" << bmis;
+}
+
+TEST_P(KernelTest, HalfEncodeFiniteCrc) {
+    constexpr size_t kBigStream = (size_t(8) << 20) + 77;  // 16 MB of output and more
+    for (Half kind : {Half::F16, Half::Bf16}) {
+        for_each_case([&](const Case& c) {
+            check_encode_finite_crc(*t_, kind, input(c.dist, c.n, 0), c.fmis, c.bmis);
+        });
+        for (size_t n : {127, 128, 129, 255, 256, 300, 1000, 4133})
+            for (size_t bmis = 0; bmis < 4; ++bmis)
+                check_encode_finite_crc(*t_, kind, input(kCauchy, n, 3), bmis % 2, bmis * 13);
+        const auto& big = input(kNormal, kBigStream, 4);
+        const Encoded want = reference(kind, big);
+        for (size_t bmis : {0, 30, 1}) check_encode_finite_crc(*t_, kind, big, 1, bmis, &want);
+        for (size_t n : {size_t(129), size_t(1000), kBigStream})
+            for (float bad : {INFINITY, NAN})
+                for (size_t at : {size_t(0), n / 2, n - 1}) {
+                    if (n == kBigStream && (bad == INFINITY || at == 0)) continue;
+                    std::vector<float> x = input(kNormal, n, 2);
+                    x[at] = bad;
+                    check_encode_finite_crc(*t_, kind, x, 0, 2);
+                }
+        if (::testing::Test::HasFailure()) return;
     }
 }
 
