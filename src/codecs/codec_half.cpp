@@ -26,8 +26,8 @@ void accumulate(const kern::Table& kt, const CodecParams&, const uint8_t* payloa
 // computes the payload's CRC while the output is in registers or L1, instead
 // of three passes over memory. Below kFuse elements (kFusedCrcMin payload
 // bytes) the passes are in cache anyway and the frame layer's CRC costs less
-// than joining CRCs. The check tiles stay kTile elements.
-constexpr uint64_t kTile = 2048;
+// than joining CRCs.
+constexpr uint64_t kTile = 2048;  // check_crc's tiles (finiteness and CRC in one read)
 constexpr uint64_t kFuse = kFusedCrcMin / 2;
 
 template <gw_codec_id Id>

@@ -7,6 +7,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF  // the build also passes -ffp-contract=off
@@ -59,22 +60,20 @@ inline uint64_t gap_indices(const uint8_t* planes, size_t stride, size_t count, 
     return next;
 }
 
+// The whole payload (kernels.hpp): its planes to indices, its little-endian
+// values to floats, then scatter_add.
 inline void gap_scatter_add(const uint8_t* planes, size_t count, const uint8_t* values,
                             float alpha, float* acc) {
-    for (size_t j = 0, next = 0; j < count; ++j) {
-        const uint32_t gap = uint32_t(planes[j]) | uint32_t(planes[count + j]) << 8 |
-                             uint32_t(planes[2 * count + j]) << 16 |
-                             uint32_t(planes[3 * count + j]) << 24;
-        next += gap;
+    std::vector<uint32_t> idx(count);
+    std::vector<float> v(count);
+    gap_indices(planes, count, count, 0, idx.data());
+    for (size_t j = 0; j < count; ++j) {
         const uint32_t bits = uint32_t(values[4 * j]) | uint32_t(values[4 * j + 1]) << 8 |
                               uint32_t(values[4 * j + 2]) << 16 |
                               uint32_t(values[4 * j + 3]) << 24;
-        float v;
-        std::memcpy(&v, &bits, 4);
-        const float t = alpha * v;
-        acc[next] += t;
-        next += 1;
+        std::memcpy(&v[j], &bits, 4);
     }
+    scatter_add(v.data(), idx.data(), count, alpha, acc);
 }
 
 inline uint64_t gap_byte_sum(const uint8_t* p, size_t n) {
