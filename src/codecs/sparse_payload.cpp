@@ -53,19 +53,6 @@ uint64_t first_unfit(const kern::Table& kt, int64_t vdt, const uint8_t* values, 
     return count;
 }
 
-// Entries of a checked payload in chunks: f(count, idx, values).
-template <class F>
-void for_each_entry(const kern::Table& kt, int64_t vdt, const uint8_t* payload, F&& f) {
-    const uint64_t nnz = load_le<uint32_t>(payload);
-    const size_t vs = value_size(vdt);
-    const uint8_t* values = payload + 4;
-    float vals[kWalkChunk];
-    for_each_index(kt, values + nnz * vs, nnz, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
-        to_f32(kt, vdt, values + first * vs, c, vals);
-        f(c, idx, vals);
-    });
-}
-
 }  // namespace
 
 void values_to_f32(const kern::Table& kt, int64_t vdt, const uint8_t* in, uint64_t count,
@@ -159,23 +146,18 @@ gw_status check(const kern::Table& kt, int64_t vdt, uint64_t max_nnz, const uint
 }
 
 void decode(const kern::Table& kt, int64_t vdt, const uint8_t* payload, uint64_t n, float* out) {
-    std::memset(out, 0, n * sizeof(float));
-    for_each_entry(kt, vdt, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
-        for (uint64_t j = 0; j < c; ++j) out[idx[j]] = v[j];
-    });
+    const uint64_t nnz = load_le<uint32_t>(payload);
+    kt.gap_expand(payload + 4 + value_size(vdt) * nnz, nnz, payload + 4, static_cast<gw_dtype>(vdt),
+                  out, n);
 }
 
 void accumulate(const kern::Table& kt, int64_t vdt, const uint8_t* payload, float alpha,
                 float* acc) {
-    // Same arithmetic as the dense kernels: t = alpha * v; acc = acc + t.
-    if (vdt == GW_DTYPE_F32) {  // stored as they are added: one kernel walks the frame
-        const uint64_t nnz = load_le<uint32_t>(payload);
-        kt.gap_scatter_add(payload + 4 + 4 * nnz, nnz, payload + 4, alpha, acc);
-        return;
-    }
-    for_each_entry(kt, vdt, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
-        kt.scatter_add(v, idx, c, alpha, acc);
-    });
+    // Same arithmetic as the dense kernels: t = alpha * v; acc = acc + t. One
+    // kernel walks the whole frame, so its prefetch crosses every chunk edge.
+    const uint64_t nnz = load_le<uint32_t>(payload);
+    kt.gap_scatter_add(payload + 4 + value_size(vdt) * nnz, nnz, payload + 4,
+                       static_cast<gw_dtype>(vdt), alpha, acc);
 }
 
 }  // namespace gw::sparse

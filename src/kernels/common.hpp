@@ -556,5 +556,36 @@ struct VecBase {
 
 #endif  // GW_KERN_XSIMD
 
+// Non-temporal stores for decoded outputs far larger than the caches: the
+// lines go to memory without being read first (a plain store reads each line
+// before writing it), which on read-bound cores is much of a decode's time.
+constexpr size_t kStreamBytes = size_t(16) << 20;
+template <class Arch>
+struct Stream {
+    static constexpr bool kOn = false;
+};
+#if defined(GW_KERN_XSIMD) && defined(__AVX2__) && defined(__x86_64__)
+template <>
+struct Stream<xsimd::avx2> {
+    static constexpr bool kOn = true;
+    static constexpr size_t W = 8;  // floats per store; p aligned to 4 W bytes
+    static void store(float* p, __m256 v) { _mm256_stream_ps(p, v); }
+    static void store(float* p, const float* v) { store(p, _mm256_loadu_ps(v)); }
+    static void zero(float* p) { store(p, _mm256_setzero_ps()); }
+    static void fence() { _mm_sfence(); }
+};
+#endif
+#if defined(GW_KERN_XSIMD) && defined(__AVX512F__) && defined(__AVX512BW__) && defined(__x86_64__)
+template <>
+struct Stream<xsimd::avx512bw> {
+    static constexpr bool kOn = true;
+    static constexpr size_t W = 16;
+    static void store(float* p, __m512 v) { _mm512_stream_ps(p, v); }
+    static void store(float* p, const float* v) { store(p, _mm512_loadu_ps(v)); }
+    static void zero(float* p) { store(p, _mm512_setzero_ps()); }
+    static void fence() { _mm_sfence(); }
+};
+#endif
+
 }  // namespace
 }  // namespace gw::kern

@@ -257,31 +257,6 @@ struct F16c<xsimd::avx512bw> {
 };
 #endif
 
-// Non-temporal stores for decoded outputs far larger than the caches: the
-// lines go to memory without being read first (a plain store reads each line
-// before writing it), which on read-bound cores is much of a decode's time.
-constexpr size_t kStreamBytes = size_t(16) << 20;
-template <class Arch>
-struct Stream {
-    static constexpr bool kOn = false;
-};
-#if defined(__AVX2__) && defined(__x86_64__)
-template <>
-struct Stream<xsimd::avx2> {
-    static constexpr bool kOn = true;
-    static void store(float* p, __m256 v) { _mm256_stream_ps(p, v); }
-    static void fence() { _mm_sfence(); }
-};
-#endif
-#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__x86_64__)
-template <>
-struct Stream<xsimd::avx512bw> {
-    static constexpr bool kOn = true;
-    static void store(float* p, __m512 v) { _mm512_stream_ps(p, v); }
-    static void fence() { _mm_sfence(); }
-};
-#endif
-
 template <class Fmt, class Arch>
 struct Half : VecBase<Arch> {
     using B = VecBase<Arch>;

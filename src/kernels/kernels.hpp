@@ -238,10 +238,15 @@ struct Table {
                             uint32_t* idx);
     uint64_t (*gap_byte_sum)(const uint8_t* p, size_t n);
     // A whole payload's entries added in: idx = gap_indices(planes, count,
-    // count, 0) and v[j] the little-endian float32 at values + 4j (any
-    // alignment); then as scatter_add(v, idx, count, alpha, acc).
-    void (*gap_scatter_add)(const uint8_t* planes, size_t count, const void* values, float alpha,
-                            float* acc);
+    // count, 0) and v[j] the little-endian value of value_dtype (F32, or F16 /
+    // BF16 widened as f16_to_f32 / bf16_to_f32 do) at values + j * its size
+    // (any alignment); then as scatter_add(v, idx, count, alpha, acc).
+    void (*gap_scatter_add)(const uint8_t* planes, size_t count, const void* values,
+                            gw_dtype value_dtype, float alpha, float* acc);
+    // The same payload decoded: out[0..n) = 0, then out[idx_j] = v_j (every
+    // index below n, checked by the caller).
+    void (*gap_expand)(const uint8_t* planes, size_t count, const void* values,
+                       gw_dtype value_dtype, float* out, size_t n);
 };
 
 // The table of the active target (GW_SIMD env var at first use, or set by

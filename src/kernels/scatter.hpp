@@ -6,14 +6,18 @@
 //
 // One body for every target: each access is a cache miss of its own, so
 // what pays is keeping misses in flight (a prefetch kAhead entries early),
-// not vector registers. The family still sits in every target's table, so a
+// not vector registers. Only the gap planes' decode and a large decoded
+// output's streaming stores use the target's vectors. The family still sits in every target's table, so a
 // backend whose memory is elsewhere (docs/kernels.md, "the backend seam")
 // replaces it with the rest.
 #pragma once
 
+#include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 #include "kernels/common.hpp"
+#include "kernels/half.hpp"
 
 namespace gw::kern {
 namespace {
@@ -177,18 +181,37 @@ struct Scatter {
         }
         return next;
     }
-    // The whole payload's planes decoded into a ring kBlock at a time, two
-    // blocks ahead of the scatter, so that the prefetch runs kAhead entries
-    // early across block edges and the decode's shuffles overlap the
-    // scatter's misses (a decode, then a scatter, per chunk left 5 of a 1M
-    // top-k frame's 15 us outside the scatter).
-    static void gap_scatter_add(const uint8_t* planes, size_t count, const void* values,
-                                float alpha, float* acc) {
+    // A whole payload's entries in index order, for gap_scatter_add and
+    // gap_expand: its planes decoded into a ring kBlock at a time, two blocks
+    // ahead of the visit, so that a prefetch can run kAhead entries early
+    // across block edges and the decode's shuffles overlap the scatter's
+    // misses (a decode, then a scatter, per chunk left 5 of a 1M top-k frame's
+    // 15 us outside the scatter). 16-bit values are widened into a second
+    // ring in the same blocks; float32 ones are read in place.
+    // visit(at, ahead, w, c): entries at[0..c), their values value(w, t), and
+    // the positions kAhead entries later, ahead[0..c).
+    template <class Visit>
+    static void walk(const uint8_t* planes, size_t count, const void* values,
+                     gw_dtype value_dtype, Visit&& visit) {
+        if (value_dtype == GW_DTYPE_F16)
+            walk_as<Half<Fp16Format, Arch>>(planes, count, values, visit);
+        else if (value_dtype == GW_DTYPE_BF16)
+            walk_as<Half<Bf16Format, Arch>>(planes, count, values, visit);
+        else
+            walk_as<void>(planes, count, values, visit);
+    }
+    static float value(const float* w, size_t t) { return w[t]; }
+    static float value(const unsigned char* w, size_t t) { return load_f32(w + 4 * t); }
+    // H: the 16-bit values' conversion (Half<Format, Arch>), void for float32.
+    template <class H, class Visit>
+    static void walk_as(const uint8_t* planes, size_t count, const void* values, Visit& visit) {
+        constexpr bool kWide = !std::is_void_v<H>;
         constexpr size_t kBlock = 64, kRing = 2 * kBlock, kNear = kBlock - kAhead;
         static_assert(kAhead < kBlock);
         // Zeroed: the prefetches past the last entry read slots never decoded
         // (or decoded earlier), valid positions either way.
         uint32_t ring[kRing] = {};
+        float vring[kWide ? kRing : 1];
         const unsigned char* v = cbytes(values);
         uint64_t next = 0;
         size_t decoded = 0;
@@ -196,26 +219,104 @@ struct Scatter {
             for (; decoded < upto && decoded < count; decoded += kBlock) {
                 const size_t c = count - decoded < kBlock ? count - decoded : kBlock;
                 next = gap_indices(planes + decoded, count, c, next, ring + decoded % kRing);
+                if constexpr (kWide) H::decode(v + 2 * decoded, vring + decoded % kRing, c);
             }
         };
-        const auto add = [&](const uint32_t* at, const uint32_t* ahead, const unsigned char* w,
-                             size_t c) {
-            for (size_t t = 0; t < c; ++t) {
-                __builtin_prefetch(acc + ahead[t], 1);
-                const float u = alpha * load_f32(w + 4 * t);
-                float& a = acc[at[t]];
-                a = a + u;
-            }
+        // The values of entries j.. (a block never wraps the ring).
+        const auto vals = [&](size_t j) {
+            if constexpr (kWide)
+                return static_cast<const float*>(vring + j % kRing);
+            else
+                return v + 4 * j;
         };
         fill(kRing);
         for (size_t j0 = 0; j0 < count; j0 += kBlock) {
             const size_t c = count - j0 < kBlock ? count - j0 : kBlock;
-            const uint32_t* at = ring + j0 % kRing;  // a block never wraps the ring
+            const uint32_t* at = ring + j0 % kRing;
             const uint32_t* later = ring + (j0 + kBlock) % kRing;
-            add(at, at + kAhead, v + 4 * j0, c < kNear ? c : kNear);
-            if (c > kNear) add(at + kNear, later, v + 4 * (j0 + kNear), c - kNear);
-            fill(j0 + kBlock + kRing);  // into the block just scattered
+            // Two runs, so that no entry tests where its lookahead slot is.
+            visit(at, at + kAhead, vals(j0), c < kNear ? c : kNear);
+            if (c > kNear) visit(at + kNear, later, vals(j0 + kNear), c - kNear);
+            fill(j0 + kBlock + kRing);  // into the block just visited
         }
+    }
+    static void gap_scatter_add(const uint8_t* planes, size_t count, const void* values,
+                                gw_dtype value_dtype, float alpha, float* acc) {
+        walk(planes, count, values, value_dtype,
+             [&](const uint32_t* at, const uint32_t* ahead, auto w, size_t c) {
+                 for (size_t t = 0; t < c; ++t) {
+                     __builtin_prefetch(acc + ahead[t], 1);
+                     const float u = alpha * value(w, t);
+                     float& a = acc[at[t]];
+                     a = a + u;
+                 }
+             });
+    }
+    // out[from..to) = 0 in whole vectors (a function, so that the bounds are in
+    // registers: through the lambdas' references they were stored and loaded
+    // at every vector, which halved the streamed decode's speed).
+    static void stream_zeros(float* out, size_t from, size_t to) {
+        if constexpr (Stream<Arch>::kOn)
+            for (size_t i = from; i < to; i += Stream<Arch>::W) Stream<Arch>::zero(out + i);
+    }
+    // Large outputs are written once, in index order, with streaming stores:
+    // runs of zeros, and each vector holding entries built in a buffer first.
+    // (A memset, then the scatter, read every line of out before writing it
+    // and then missed on each entry's line again: 2.7x the streamed time at
+    // 16M with out cold, on an Intel Xeon.) Smaller ones stay in cache for
+    // the caller.
+    static void gap_expand(const uint8_t* planes, size_t count, const void* values,
+                           gw_dtype value_dtype, float* out, size_t n) {
+        const uintptr_t addr = reinterpret_cast<uintptr_t>(out);
+        if constexpr (Stream<Arch>::kOn) {
+            if (n >= kStreamBytes / 4 && addr % 4 == 0) {
+                constexpr size_t W = Stream<Arch>::W;
+                // Vectors cover [h, b); the head and tail take plain stores.
+                const size_t h = (4 * W - addr % (4 * W)) % (4 * W) / 4;
+                const size_t b = h + (n - h) / W * W;
+                std::fill(out, out + h, 0.0f);
+                std::fill(out + b, out + n, 0.0f);
+                float buf[W];
+                size_t pos = h, open = b;  // open: the vector being built (b: none)
+                const auto flush = [&]() {
+                    if (open == b) return;
+                    Stream<Arch>::store(out + open, buf);
+                    pos = open + W;
+                    open = b;
+                };
+                walk(planes, count, values, value_dtype,
+                     [&](const uint32_t* at, const uint32_t*, auto w, size_t c) {
+                         for (size_t t = 0; t < c; ++t) {
+                             const size_t i = at[t];
+                             if (i < h || i >= b) {
+                                 out[i] = value(w, t);
+                                 continue;
+                             }
+                             const size_t vs = i - (i - h) % W;
+                             if (vs != open) {
+                                 flush();
+                                 stream_zeros(out, pos, vs);
+                                 pos = vs;
+                                 std::fill(buf, buf + W, 0.0f);
+                                 open = vs;
+                             }
+                             buf[i - vs] = value(w, t);
+                         }
+                     });
+                flush();
+                stream_zeros(out, pos, b);
+                Stream<Arch>::fence();  // streamed lines are ordered before later stores
+                return;
+            }
+        }
+        std::fill(out, out + n, 0.0f);
+        walk(planes, count, values, value_dtype,
+             [&](const uint32_t* at, const uint32_t* ahead, auto w, size_t c) {
+                 for (size_t t = 0; t < c; ++t) {
+                     __builtin_prefetch(out + ahead[t], 1);
+                     out[at[t]] = value(w, t);
+                 }
+             });
     }
     static uint64_t gap_byte_sum(const uint8_t* p, size_t n) {
         uint64_t s = 0;
@@ -231,6 +332,7 @@ constexpr void scatter_entries(Table& t) {
     t.gap_indices = &Scatter<Arch>::gap_indices;
     t.gap_byte_sum = &Scatter<Arch>::gap_byte_sum;
     t.gap_scatter_add = &Scatter<Arch>::gap_scatter_add;
+    t.gap_expand = &Scatter<Arch>::gap_expand;
     t.gather = &Scatter<Arch>::gather;
     t.scatter_add = &Scatter<Arch>::scatter_add;
     t.scatter_zero = &Scatter<Arch>::scatter_zero;

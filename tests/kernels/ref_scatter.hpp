@@ -9,6 +9,9 @@
 #include <cstring>
 #include <vector>
 
+#include "gradwire_types.h"
+#include "ref_half.hpp"
+
 #if defined(__clang__)
 #pragma STDC FP_CONTRACT OFF  // the build also passes -ffp-contract=off
 #endif
@@ -60,20 +63,40 @@ inline uint64_t gap_indices(const uint8_t* planes, size_t stride, size_t count, 
     return next;
 }
 
-// The whole payload (kernels.hpp): its planes to indices, its little-endian
-// values to floats, then scatter_add.
-inline void gap_scatter_add(const uint8_t* planes, size_t count, const uint8_t* values,
-                            float alpha, float* acc) {
-    std::vector<uint32_t> idx(count);
+// A payload's count little-endian values of value_dtype, as floats.
+inline std::vector<float> wire_values(const uint8_t* values, size_t count, gw_dtype value_dtype) {
     std::vector<float> v(count);
-    gap_indices(planes, count, count, 0, idx.data());
     for (size_t j = 0; j < count; ++j) {
-        const uint32_t bits = uint32_t(values[4 * j]) | uint32_t(values[4 * j + 1]) << 8 |
-                              uint32_t(values[4 * j + 2]) << 16 |
-                              uint32_t(values[4 * j + 3]) << 24;
-        std::memcpy(&v[j], &bits, 4);
+        if (value_dtype == GW_DTYPE_F32) {
+            const uint32_t bits = uint32_t(values[4 * j]) | uint32_t(values[4 * j + 1]) << 8 |
+                                  uint32_t(values[4 * j + 2]) << 16 |
+                                  uint32_t(values[4 * j + 3]) << 24;
+            std::memcpy(&v[j], &bits, 4);
+        } else {
+            const uint16_t h = uint16_t(values[2 * j] | values[2 * j + 1] << 8);
+            v[j] = value_dtype == GW_DTYPE_F16 ? f16_to_f32(h) : bf16_to_f32(h);
+        }
     }
-    scatter_add(v.data(), idx.data(), count, alpha, acc);
+    return v;
+}
+
+// The whole payload (kernels.hpp): its planes to indices, its values to
+// floats, then scatter_add.
+inline void gap_scatter_add(const uint8_t* planes, size_t count, const uint8_t* values,
+                            gw_dtype value_dtype, float alpha, float* acc) {
+    std::vector<uint32_t> idx(count);
+    gap_indices(planes, count, count, 0, idx.data());
+    scatter_add(wire_values(values, count, value_dtype).data(), idx.data(), count, alpha, acc);
+}
+
+// The same payload decoded over zeros.
+inline void gap_expand(const uint8_t* planes, size_t count, const uint8_t* values,
+                       gw_dtype value_dtype, float* out, size_t n) {
+    std::vector<uint32_t> idx(count);
+    gap_indices(planes, count, count, 0, idx.data());
+    const std::vector<float> v = wire_values(values, count, value_dtype);
+    for (size_t i = 0; i < n; ++i) out[i] = 0.0f;
+    for (size_t j = 0; j < count; ++j) out[idx[j]] = v[j];
 }
 
 inline uint64_t gap_byte_sum(const uint8_t* p, size_t n) {

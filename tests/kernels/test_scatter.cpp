@@ -142,43 +142,108 @@ TEST_P(KernelTest, GapIndices) {
             }
 }
 
-// A payload's gap planes and little-endian values, walked by one kernel: the
-// same sums as the reference on every position set, the values and planes
-// at every byte offset (sets past kAhead and past the kernel's 64-entry
-// blocks and 128-entry ring reach every edge of its lookahead).
-TEST_P(KernelTest, GapScatterAdd) {
+// A payload's gap planes and little-endian values of value dtype vdt.
+struct Payload {
+    std::vector<uint8_t> planes, values;
+    Payload(const std::vector<uint32_t>& idx, const float* v, gw_dtype vdt) {
+        const size_t k = idx.size(), vs = vdt == GW_DTYPE_F32 ? 4 : 2;
+        planes.resize(4 * k);
+        values.resize(vs * k);
+        for (size_t j = 0; j < k; ++j) {
+            const uint32_t gap = idx[j] - (j ? idx[j - 1] + 1 : 0);
+            uint32_t bits;
+            std::memcpy(&bits, &v[j], 4);
+            if (vdt == GW_DTYPE_F16) bits = ref::f32_to_f16(v[j]);
+            if (vdt == GW_DTYPE_BF16) bits = ref::f32_to_bf16(v[j]);
+            for (size_t b = 0; b < 4; ++b) {
+                planes[b * k + j] = uint8_t(gap >> (8 * b));
+                if (b < vs) values[vs * j + b] = uint8_t(bits >> (8 * b));
+            }
+        }
+    }
+};
+constexpr gw_dtype kValueDtypes[] = {GW_DTYPE_F32, GW_DTYPE_F16, GW_DTYPE_BF16};
+
+// f(case, k, value dtype, payload) for every case's position sets (not the
+// null ones) as payloads of each wire dtype, until a failure.
+template <class F>
+void for_each_payload(F&& f) {
     for (const Case& c : cases()) {
         SCOPED_TRACE(describe(c));
-        const auto& x = input(c.dist, c.n, 0);
         const auto& v0 = input(c.dist, c.n, 1);
         for (const Sets& s : sets_for(c.n)) {
             if (s.null) continue;
-            const size_t k = s.idx.size();
-            std::vector<uint8_t> planes(4 * k), values(4 * k);
-            for (size_t j = 0; j < k; ++j) {
-                const uint32_t gap = s.idx[j] - (j ? s.idx[j - 1] + 1 : 0);
-                uint32_t bits;
-                std::memcpy(&bits, &v0[j], 4);
-                for (int b = 0; b < 4; ++b) {
-                    planes[b * k + j] = uint8_t(gap >> (8 * b));
-                    values[4 * j + b] = uint8_t(bits >> (8 * b));
-                }
-            }
+            for (gw_dtype vdt : kValueDtypes) f(c, s.idx.size(), vdt, Payload(s.idx, v0.data(), vdt));
+        }
+        if (::testing::Test::HasFailure()) return;
+    }
+}
+
+// A payload walked by one kernel: the same sums as the reference, the values
+// and planes at every byte offset (sets past kAhead and past the kernel's
+// 64-entry blocks and 128-entry ring reach every edge of its lookahead and of
+// the 16-bit values' widening).
+TEST_P(KernelTest, GapScatterAdd) {
+    for_each_payload([&](const Case& c, size_t k, gw_dtype vdt, const Payload& pl) {
+        const auto& x = input(c.dist, c.n, 0);
+        for (float a : {1.0f, -0.25f}) {
+            std::vector<float> wacc(x);
+            ref::gap_scatter_add(pl.planes.data(), k, pl.values.data(), vdt, a, wacc.data());
             for (size_t mis : {size_t(0), size_t(1), size_t(3)}) {
-                Exact p(planes.data(), planes.size(), mis), v(values.data(), values.size(), mis ^ 2);
-                for (float a : {1.0f, -0.25f}) {
-                    Guarded acc(4 * c.n, 4 * c.fmis);
-                    acc.fill_from(x.data());
-                    std::vector<float> wacc(x);
-                    t_->gap_scatter_add(p.data(), k, v.data(), a, acc.f());
-                    ref::gap_scatter_add(planes.data(), k, values.data(), a, wacc.data());
-                    EXPECT_TRUE(same_floats(acc.f(), wacc.data(), c.n))
-                        << "k=" << k << " misalign=" << mis << " alpha=" << a;
-                    EXPECT_TRUE(acc.guards_intact());
-                }
+                Exact p(pl.planes.data(), pl.planes.size(), mis);
+                Exact v(pl.values.data(), pl.values.size(), mis ^ 2);
+                Guarded acc(4 * c.n, 4 * c.fmis);
+                acc.fill_from(x.data());
+                t_->gap_scatter_add(p.data(), k, v.data(), vdt, a, acc.f());
+                EXPECT_TRUE(same_floats(acc.f(), wacc.data(), c.n))
+                    << "k=" << k << " dtype=" << vdt << " misalign=" << mis << " alpha=" << a;
+                EXPECT_TRUE(acc.guards_intact());
             }
         }
-        if (HasFailure()) return;
+    });
+}
+
+// The payload decoded over zeros: every element of out written (the guarded
+// buffer starts as a fill pattern).
+TEST_P(KernelTest, GapExpand) {
+    for_each_payload([&](const Case& c, size_t k, gw_dtype vdt, const Payload& pl) {
+        std::vector<float> want(c.n);
+        ref::gap_expand(pl.planes.data(), k, pl.values.data(), vdt, want.data(), c.n);
+        Exact p(pl.planes.data(), pl.planes.size(), 1);
+        Exact v(pl.values.data(), pl.values.size(), 3);
+        Guarded out(4 * c.n, 4 * c.fmis);
+        t_->gap_expand(p.data(), k, v.data(), vdt, out.f(), c.n);
+        EXPECT_TRUE(same_floats(out.f(), want.data(), c.n)) << "k=" << k << " dtype=" << vdt;
+        EXPECT_TRUE(out.guards_intact());
+    });
+}
+
+// Outputs of 16 MiB and more take the streamed path on x86 (kStreamBytes):
+// entries in the unaligned head and tail, runs of consecutive entries across
+// vector edges, lone entries in long runs of zeros, and no entries at all, with
+// out at every float offset of a 64-byte line.
+TEST_P(KernelTest, GapExpandStreamed) {
+    const size_t n = (size_t(16) << 20) / 4 + 37;
+    std::vector<uint32_t> all;
+    for (uint32_t i = 0; i < 40; ++i) all.push_back(i);
+    for (uint32_t i = 100; i < 180; ++i) all.push_back(i);
+    for (uint32_t i = 300; i < n - 40; i += 97 + i % 5) all.push_back(i);
+    for (uint32_t i = uint32_t(n - 40); i < n; ++i) all.push_back(i);
+    std::vector<float> v0(all.size());
+    for (size_t j = 0; j < v0.size(); ++j) v0[j] = float(j % 1000) * 0.125f - 60.0f;
+    for (const std::vector<uint32_t>& idx : {all, std::vector<uint32_t>{}}) {
+        for (gw_dtype vdt : kValueDtypes) {
+            const Payload pl(idx, v0.data(), vdt);
+            std::vector<float> want(n);
+            ref::gap_expand(pl.planes.data(), idx.size(), pl.values.data(), vdt, want.data(), n);
+            for (size_t fmis : {size_t(0), size_t(1), size_t(7), size_t(15)}) {
+                Guarded out(4 * n, 4 * fmis);
+                t_->gap_expand(pl.planes.data(), idx.size(), pl.values.data(), vdt, out.f(), n);
+                EXPECT_TRUE(same_floats(out.f(), want.data(), n))
+                    << "k=" << idx.size() << " dtype=" << vdt << " float_misalign=" << fmis;
+                EXPECT_TRUE(out.guards_intact());
+            }
+        }
     }
 }
 
