@@ -7,6 +7,7 @@
 // re-encoding gives the same bytes.
 //
 //   u32 count | count gaps as 4 byte planes (sparse_payload.hpp)
+#include <algorithm>
 #include <cstring>
 
 #include "codecs/chunk_select.hpp"
@@ -71,10 +72,17 @@ void accumulate(const kern::Table& kt, const CodecParams&, const uint8_t* payloa
                            });
 }
 
-void decode(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t len,
+void decode(const kern::Table& kt, const CodecParams&, const uint8_t* payload, uint64_t,
             uint64_t n, float* out) {
-    std::memset(out, 0, n * sizeof(float));
-    accumulate(kt, p, payload, len, n, 1.0f, out);
+    float ones[sparse::kWalkChunk];
+    std::fill(ones, ones + sparse::kWalkChunk, 1.0f);
+    kern::ExpandCursor cur;
+    kt.expand_begin(out, n, &cur);
+    sparse::for_each_index(kt, payload + 4, load_le<uint32_t>(payload),
+                           [&](uint64_t, uint64_t c, const uint32_t* idx) {
+                               kt.expand_add(idx, ones, c, out, &cur);
+                           });
+    kt.expand_end(out, &cur);
 }
 
 }  // namespace

@@ -102,12 +102,14 @@ void decode(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
             uint64_t n, float* out) {
     const int64_t vdt = p.v[kValueDtype];
     const size_t vs = sparse::value_size(vdt);
-    std::memset(out, 0, n * sizeof(float));
+    kern::ExpandCursor cur;
+    kt.expand_begin(out, n, &cur);
     positions(kt, p, payload, n, k_of(p, n), [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         float v[randk::kChunk];
         sparse::values_to_f32(kt, vdt, payload + kHead + first * vs, c, v);
-        for (uint64_t j = 0; j < c; ++j) out[idx[j]] = v[j];
+        kt.expand_add(idx, v, c, out, &cur);
     });
+    kt.expand_end(out, &cur);
 }
 
 }  // namespace

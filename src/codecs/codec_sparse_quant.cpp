@@ -181,10 +181,12 @@ void walk(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, F
 
 void decode(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t,
             uint64_t n, float* out) {
-    std::memset(out, 0, n * sizeof(float));
+    kern::ExpandCursor cur;
+    kt.expand_begin(out, n, &cur);
     walk(kt, p, payload, [&](uint64_t c, const uint32_t* idx, const float* v) {
-        for (uint64_t j = 0; j < c; ++j) out[idx[j]] = v[j];
+        kt.expand_add(idx, v, c, out, &cur);
     });
+    kt.expand_end(out, &cur);
 }
 
 void accumulate(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t,

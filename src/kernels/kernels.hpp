@@ -12,6 +12,14 @@
 namespace gw::kern {
 
 // Coefficients of the fused error-feedback combine (see ef_combine).
+// A decoded sparse output being written in index order (expand_begin /
+// expand_add / expand_end): where the writer is, and the vector it is building.
+struct ExpandCursor {
+    size_t n, head, body_end, pos, open;
+    bool stream;
+    alignas(64) float buf[16];
+};
+
 struct EfCoef {
     float mu;  // momentum decay
     float kg;  // gradient weight inside the momentum
@@ -247,6 +255,14 @@ struct Table {
     // index below n, checked by the caller).
     void (*gap_expand)(const uint8_t* planes, size_t count, const void* values,
                        gw_dtype value_dtype, float* out, size_t n);
+    // Any sparse output written in index order: expand_begin(out, n, cur),
+    // expand_add(idx, v, k, out, cur) for entries at strictly increasing
+    // positions below n across all calls, then expand_end(out, cur). Then
+    // out[0..n) = 0 but out[idx_j] = v_j; before expand_end it is undefined.
+    void (*expand_begin)(float* out, size_t n, ExpandCursor* cur);
+    void (*expand_add)(const uint32_t* idx, const float* v, size_t k, float* out,
+                       ExpandCursor* cur);
+    void (*expand_end)(float* out, ExpandCursor* cur);
 };
 
 // The table of the active target (GW_SIMD env var at first use, or set by

@@ -253,8 +253,9 @@ struct Scatter {
              });
     }
     // out[from..to) = 0 in whole vectors (a function, so that the bounds are in
-    // registers: through the lambdas' references they were stored and loaded
-    // at every vector, which halved the streamed decode's speed).
+    // registers: through references they were stored and loaded at every
+    // vector, since a streaming store may alias anything; that halved the
+    // streamed decode's speed).
     static void stream_zeros(float* out, size_t from, size_t to) {
         if constexpr (Stream<Arch>::kOn)
             for (size_t i = from; i < to; i += Stream<Arch>::W) Stream<Arch>::zero(out + i);
@@ -263,60 +264,96 @@ struct Scatter {
     // runs of zeros, and each vector holding entries built in a buffer first.
     // (A memset, then the scatter, read every line of out before writing it
     // and then missed on each entry's line again: 2.7x the streamed time at
-    // 16M with out cold, on an Intel Xeon.) Smaller ones stay in cache for
-    // the caller.
-    static void gap_expand(const uint8_t* planes, size_t count, const void* values,
-                           gw_dtype value_dtype, float* out, size_t n) {
+    // 16M with out cold, on an Intel Xeon.) Smaller ones are filled first and
+    // stay in cache for the caller.
+    static void expand_begin(float* out, size_t n, ExpandCursor* cur) {
         const uintptr_t addr = reinterpret_cast<uintptr_t>(out);
+        *cur = ExpandCursor{n, 0, n, 0, n, false, {}};
         if constexpr (Stream<Arch>::kOn) {
             if (n >= kStreamBytes / 4 && addr % 4 == 0) {
                 constexpr size_t W = Stream<Arch>::W;
-                // Vectors cover [h, b); the head and tail take plain stores.
+                // Vectors cover [head, body_end); the rest takes plain stores.
                 const size_t h = (4 * W - addr % (4 * W)) % (4 * W) / 4;
                 const size_t b = h + (n - h) / W * W;
                 std::fill(out, out + h, 0.0f);
                 std::fill(out + b, out + n, 0.0f);
-                float buf[W];
-                size_t pos = h, open = b;  // open: the vector being built (b: none)
-                const auto flush = [&]() {
-                    if (open == b) return;
-                    Stream<Arch>::store(out + open, buf);
-                    pos = open + W;
-                    open = b;
-                };
-                walk(planes, count, values, value_dtype,
-                     [&](const uint32_t* at, const uint32_t*, auto w, size_t c) {
-                         for (size_t t = 0; t < c; ++t) {
-                             const size_t i = at[t];
-                             if (i < h || i >= b) {
-                                 out[i] = value(w, t);
-                                 continue;
-                             }
-                             const size_t vs = i - (i - h) % W;
-                             if (vs != open) {
-                                 flush();
-                                 stream_zeros(out, pos, vs);
-                                 pos = vs;
-                                 std::fill(buf, buf + W, 0.0f);
-                                 open = vs;
-                             }
-                             buf[i - vs] = value(w, t);
-                         }
-                     });
-                flush();
-                stream_zeros(out, pos, b);
-                Stream<Arch>::fence();  // streamed lines are ordered before later stores
+                *cur = ExpandCursor{n, h, b, h, b, true, {}};
                 return;
             }
         }
         std::fill(out, out + n, 0.0f);
+    }
+    // k entries, values value(w, t); cur's fields in locals meanwhile (above).
+    template <class V>
+    static void expand_run(const uint32_t* idx, const uint32_t* ahead, V w, size_t k, float* out,
+                           ExpandCursor* cur) {
+        if (!cur->stream) {
+            for (size_t t = 0; t < k; ++t) {
+                __builtin_prefetch(out + ahead[t], 1);
+                out[idx[t]] = value(w, t);
+            }
+            return;
+        }
+        if constexpr (Stream<Arch>::kOn) {
+            constexpr size_t W = Stream<Arch>::W;
+            const size_t h = cur->head, b = cur->body_end;
+            size_t pos = cur->pos, open = cur->open;
+            float* buf = cur->buf;
+            for (size_t t = 0; t < k; ++t) {
+                const size_t i = idx[t];
+                if (i < h || i >= b) {
+                    out[i] = value(w, t);
+                    continue;
+                }
+                const size_t vs = i - (i - h) % W;
+                if (vs != open) {
+                    if (open != b) {
+                        Stream<Arch>::store(out + open, buf);
+                        pos = open + W;
+                    }
+                    stream_zeros(out, pos, vs);
+                    pos = vs;
+                    std::fill(buf, buf + W, 0.0f);
+                    open = vs;
+                }
+                buf[i - vs] = value(w, t);
+            }
+            cur->pos = pos;
+            cur->open = open;
+        }
+    }
+    static void expand_add(const uint32_t* idx, const float* v, size_t k, float* out,
+                           ExpandCursor* cur) {
+        // The prefetch runs within the call: kAhead entries on, or at the last.
+        for (size_t j = 0; j < k; j += kAhead) {
+            const size_t c = k - j < kAhead ? k - j : kAhead;
+            uint32_t ahead[kAhead];
+            for (size_t t = 0; t < c; ++t) ahead[t] = idx[j + t + kAhead < k ? j + t + kAhead : k - 1];
+            expand_run(idx + j, ahead, v + j, c, out, cur);
+        }
+    }
+    static void expand_end(float* out, ExpandCursor* cur) {
+        if constexpr (Stream<Arch>::kOn) {
+            if (!cur->stream) return;
+            if (cur->open != cur->body_end) {
+                Stream<Arch>::store(out + cur->open, cur->buf);
+                cur->pos = cur->open + Stream<Arch>::W;
+                cur->open = cur->body_end;
+            }
+            stream_zeros(out, cur->pos, cur->body_end);
+            cur->pos = cur->body_end;
+            Stream<Arch>::fence();  // streamed lines are ordered before later stores
+        }
+    }
+    static void gap_expand(const uint8_t* planes, size_t count, const void* values,
+                           gw_dtype value_dtype, float* out, size_t n) {
+        ExpandCursor cur;
+        expand_begin(out, n, &cur);
         walk(planes, count, values, value_dtype,
              [&](const uint32_t* at, const uint32_t* ahead, auto w, size_t c) {
-                 for (size_t t = 0; t < c; ++t) {
-                     __builtin_prefetch(out + ahead[t], 1);
-                     out[at[t]] = value(w, t);
-                 }
+                 expand_run(at, ahead, w, c, out, &cur);
              });
+        expand_end(out, &cur);
     }
     static uint64_t gap_byte_sum(const uint8_t* p, size_t n) {
         uint64_t s = 0;
@@ -333,6 +370,9 @@ constexpr void scatter_entries(Table& t) {
     t.gap_byte_sum = &Scatter<Arch>::gap_byte_sum;
     t.gap_scatter_add = &Scatter<Arch>::gap_scatter_add;
     t.gap_expand = &Scatter<Arch>::gap_expand;
+    t.expand_begin = &Scatter<Arch>::expand_begin;
+    t.expand_add = &Scatter<Arch>::expand_add;
+    t.expand_end = &Scatter<Arch>::expand_end;
     t.gather = &Scatter<Arch>::gather;
     t.scatter_add = &Scatter<Arch>::scatter_add;
     t.scatter_zero = &Scatter<Arch>::scatter_zero;

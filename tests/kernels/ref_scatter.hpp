@@ -89,14 +89,18 @@ inline void gap_scatter_add(const uint8_t* planes, size_t count, const uint8_t* 
     scatter_add(wire_values(values, count, value_dtype).data(), idx.data(), count, alpha, acc);
 }
 
+// Entries at strictly increasing positions written over zeros.
+inline void expand(const uint32_t* idx, const float* v, size_t k, float* out, size_t n) {
+    for (size_t i = 0; i < n; ++i) out[i] = 0.0f;
+    for (size_t j = 0; j < k; ++j) out[idx[j]] = v[j];
+}
+
 // The same payload decoded over zeros.
 inline void gap_expand(const uint8_t* planes, size_t count, const uint8_t* values,
                        gw_dtype value_dtype, float* out, size_t n) {
     std::vector<uint32_t> idx(count);
     gap_indices(planes, count, count, 0, idx.data());
-    const std::vector<float> v = wire_values(values, count, value_dtype);
-    for (size_t i = 0; i < n; ++i) out[i] = 0.0f;
-    for (size_t j = 0; j < count; ++j) out[idx[j]] = v[j];
+    expand(idx.data(), wire_values(values, count, value_dtype).data(), count, out, n);
 }
 
 inline uint64_t gap_byte_sum(const uint8_t* p, size_t n) {

@@ -3,6 +3,7 @@
 // scatter_sub_div, at position sets of several densities and at null
 // positions (0..k-1), on misaligned buffers with guards around every output;
 // gap_indices, gap_byte_sum and gap_scatter_add on gap planes of every width.
+#include <algorithm>
 #include <random>
 
 #include "fixture.hpp"
@@ -218,17 +219,24 @@ TEST_P(KernelTest, GapExpand) {
     });
 }
 
-// Outputs of 16 MiB and more take the streamed path on x86 (kStreamBytes):
-// entries in the unaligned head and tail, runs of consecutive entries across
-// vector edges, lone entries in long runs of zeros, and no entries at all, with
-// out at every float offset of a 64-byte line.
-TEST_P(KernelTest, GapExpandStreamed) {
-    const size_t n = (size_t(16) << 20) / 4 + 37;
+// Outputs of 16 MiB and more take the streamed path on x86 (kStreamBytes).
+// Positions with entries in the unaligned head and tail, runs of consecutive
+// entries across vector edges and lone entries in long runs of zeros.
+std::vector<uint32_t> streamed_positions(size_t n) {
     std::vector<uint32_t> all;
     for (uint32_t i = 0; i < 40; ++i) all.push_back(i);
     for (uint32_t i = 100; i < 180; ++i) all.push_back(i);
     for (uint32_t i = 300; i < n - 40; i += 97 + i % 5) all.push_back(i);
     for (uint32_t i = uint32_t(n - 40); i < n; ++i) all.push_back(i);
+    return all;
+}
+constexpr size_t kStreamedN = (size_t(16) << 20) / 4 + 37;
+
+// The payload on the streamed path, and with no entries at all, with out at
+// every float offset of a 64-byte line.
+TEST_P(KernelTest, GapExpandStreamed) {
+    const size_t n = kStreamedN;
+    const std::vector<uint32_t> all = streamed_positions(n);
     std::vector<float> v0(all.size());
     for (size_t j = 0; j < v0.size(); ++j) v0[j] = float(j % 1000) * 0.125f - 60.0f;
     for (const std::vector<uint32_t>& idx : {all, std::vector<uint32_t>{}}) {
@@ -245,6 +253,42 @@ TEST_P(KernelTest, GapExpandStreamed) {
             }
         }
     }
+}
+
+// expand_begin / expand_add / expand_end with the entries split into calls of
+// every size from 0 up (edges inside vectors, and across the prefetch's
+// kAhead): the cases' position sets, and the streamed path's.
+TEST_P(KernelTest, ExpandInCalls) {
+    const auto check = [&](const std::vector<uint32_t>& idx, const float* v, size_t n,
+                           size_t fmis) {
+        std::vector<float> want(n);
+        ref::expand(idx.data(), v, idx.size(), want.data(), n);
+        for (size_t step : {size_t(1), size_t(5), size_t(33), size_t(256)}) {
+            Guarded out(4 * n, 4 * fmis);
+            kern::ExpandCursor cur;
+            t_->expand_begin(out.f(), n, &cur);
+            for (size_t j = 0, call = 0; j < idx.size(); ++call) {
+                const size_t c = std::min(idx.size() - j, call % 3 == 2 ? 0 : step + call % 7);
+                t_->expand_add(idx.data() + j, v + j, c, out.f(), &cur);
+                j += c;
+            }
+            t_->expand_end(out.f(), &cur);
+            EXPECT_TRUE(same_floats(out.f(), want.data(), n))
+                << "k=" << idx.size() << " step=" << step << " float_misalign=" << fmis;
+            EXPECT_TRUE(out.guards_intact());
+        }
+    };
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const auto& v0 = input(c.dist, c.n, 1);
+        for (const Sets& s : sets_for(c.n))
+            if (!s.null) check(s.idx, v0.data(), c.n, c.fmis);
+        if (HasFailure()) return;
+    }
+    const std::vector<uint32_t> all = streamed_positions(kStreamedN);
+    std::vector<float> v0(all.size());
+    for (size_t j = 0; j < v0.size(); ++j) v0[j] = float(j % 999) * 0.25f - 3.0f;
+    for (size_t fmis : {size_t(0), size_t(3), size_t(15)}) check(all, v0.data(), kStreamedN, fmis);
 }
 
 TEST_P(KernelTest, GapByteSum) {
