@@ -7,9 +7,9 @@
 // One body for every target: each access is a cache miss of its own, so
 // what pays is keeping misses in flight (a prefetch kAhead entries early),
 // not vector registers. Only the gap planes' decode and a large decoded
-// output's streaming stores use the target's vectors. The family still sits in every target's table, so a
-// backend whose memory is elsewhere (docs/kernels.md, "the backend seam")
-// replaces it with the rest.
+// output's streaming stores use the target's vectors. The family still sits
+// in every target's table, so a backend whose memory is elsewhere
+// (docs/kernels.md, "the backend seam") replaces it with the rest.
 #pragma once
 
 #include <algorithm>
@@ -328,7 +328,8 @@ struct Scatter {
         for (size_t j = 0; j < k; j += kAhead) {
             const size_t c = k - j < kAhead ? k - j : kAhead;
             uint32_t ahead[kAhead];
-            for (size_t t = 0; t < c; ++t) ahead[t] = idx[j + t + kAhead < k ? j + t + kAhead : k - 1];
+            for (size_t t = 0; t < c; ++t)
+                ahead[t] = idx[j + t + kAhead < k ? j + t + kAhead : k - 1];
             expand_run(idx + j, ahead, v + j, c, out, cur);
         }
     }

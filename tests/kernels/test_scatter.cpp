@@ -2,7 +2,8 @@
 // for bit against ref_scatter.hpp: gather, scatter_add, scatter_zero and
 // scatter_sub_div, at position sets of several densities and at null
 // positions (0..k-1), on misaligned buffers with guards around every output;
-// gap_indices, gap_byte_sum and gap_scatter_add on gap planes of every width.
+// gap_indices, gap_byte_sum, gap_scatter_add and gap_expand on gap planes
+// of every width, and the cursor writer (expand_*) fed in calls of every size.
 #include <algorithm>
 #include <random>
 
@@ -174,7 +175,8 @@ void for_each_payload(F&& f) {
         const auto& v0 = input(c.dist, c.n, 1);
         for (const Sets& s : sets_for(c.n)) {
             if (s.null) continue;
-            for (gw_dtype vdt : kValueDtypes) f(c, s.idx.size(), vdt, Payload(s.idx, v0.data(), vdt));
+            for (gw_dtype vdt : kValueDtypes)
+                f(c, s.idx.size(), vdt, Payload(s.idx, v0.data(), vdt));
         }
         if (::testing::Test::HasFailure()) return;
     }
