@@ -324,6 +324,11 @@ struct Scatter {
     }
     static void expand_add(const uint32_t* idx, const float* v, size_t k, float* out,
                            ExpandCursor* cur) {
+        // The streamed writer stores in index order and prefetches nothing.
+        if (cur->stream) {
+            expand_run(idx, idx, v, k, out, cur);
+            return;
+        }
         // The prefetch runs within the call: kAhead entries on, or at the last.
         for (size_t j = 0; j < k; j += kAhead) {
             const size_t c = k - j < kAhead ? k - j : kAhead;

@@ -66,15 +66,16 @@ inline uint64_t gap_indices(const uint8_t* planes, size_t stride, size_t count, 
 // A payload's count little-endian values of value_dtype, as floats.
 inline std::vector<float> wire_values(const uint8_t* values, size_t count, gw_dtype value_dtype) {
     std::vector<float> v(count);
-    for (size_t j = 0; j < count; ++j) {
-        if (value_dtype == GW_DTYPE_F32) {
-            const uint32_t bits = uint32_t(values[4 * j]) | uint32_t(values[4 * j + 1]) << 8 |
-                                  uint32_t(values[4 * j + 2]) << 16 |
-                                  uint32_t(values[4 * j + 3]) << 24;
+    if (value_dtype == GW_DTYPE_F16) {
+        f16_to_f32(values, v.data(), count);
+    } else if (value_dtype == GW_DTYPE_BF16) {
+        bf16_to_f32(values, v.data(), count);
+    } else {
+        for (size_t j = 0; j < count; ++j) {
+            const uint8_t* b = values + 4 * j;
+            const uint32_t bits = uint32_t(b[0]) | uint32_t(b[1]) << 8 | uint32_t(b[2]) << 16 |
+                                  uint32_t(b[3]) << 24;
             std::memcpy(&v[j], &bits, 4);
-        } else {
-            const uint16_t h = uint16_t(values[2 * j] | values[2 * j + 1] << 8);
-            v[j] = value_dtype == GW_DTYPE_F16 ? f16_to_f32(h) : bf16_to_f32(h);
         }
     }
     return v;
