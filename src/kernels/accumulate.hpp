@@ -32,13 +32,16 @@ struct Accumulate : VecBase<Arch> {
     using B::elementwise;
     using B::loadf;
     using B::loadf_bytes;
+    using B::store_head;
 
     static void axpy(float alpha, const void* x, float* acc, size_t n) {
         const unsigned char* xb = cbytes(x);
         const F va(alpha);
-        const size_t i = elementwise(n, [&](size_t j) {
-            const F t = va * loadf_bytes(xb + 4 * j);
-            (loadf(acc + j) + t).store_unaligned(acc + j);
+        const size_t h = store_head(acc, n);
+        S::axpy_range(alpha, xb, acc, 0, h);
+        const size_t i = h + elementwise(n - h, [&](size_t j) {
+            const F t = va * loadf_bytes(xb + 4 * (h + j));
+            (loadf(acc + h + j) + t).store_unaligned(acc + h + j);
         });
         S::axpy_range(alpha, xb, acc, i, n);
     }

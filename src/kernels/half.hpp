@@ -266,6 +266,7 @@ struct Half : VecBase<Arch> {
     using typename B::I;
     using typename B::O;
     using B::elementwise;
+    using B::store_head;
     using B::loadf;
     using B::W;
     using B::WH;
@@ -418,8 +419,7 @@ struct Half : VecBase<Arch> {
         const uintptr_t at = reinterpret_cast<uintptr_t>(out);
         if constexpr (Stream<Arch>::kOn) {
             if (n >= kStreamBytes / 4 && at % 4 == 0) {
-                constexpr size_t A = sizeof(typename F::register_type);  // stores' alignment
-                size_t i = (A - at % A) % A / 4;
+                size_t i = store_head(out, n);
                 S::decode_range(p, out, 0, i);
                 for (; i + W <= n; i += W) Stream<Arch>::store(out + i, dec_at(p + 2 * i));
                 S::decode_range(p, out, i, n);
@@ -427,16 +427,21 @@ struct Half : VecBase<Arch> {
                 return;
             }
         }
-        const size_t i =
-            elementwise(n, [&](size_t j) { dec_at(p + 2 * j).store_unaligned(out + j); });
+        const size_t h = store_head(out, n);
+        S::decode_range(p, out, 0, h);
+        const size_t i = h + elementwise(n - h, [&](size_t j) {
+            dec_at(p + 2 * (h + j)).store_unaligned(out + h + j);
+        });
         S::decode_range(p, out, i, n);
     }
     static void accumulate(const void* in, float alpha, float* acc, size_t n) {
         const unsigned char* p = cbytes(in);
         const F va(alpha);
-        const size_t i = elementwise(n, [&](size_t j) {
-            const F t = va * dec_at(p + 2 * j);
-            (loadf(acc + j) + t).store_unaligned(acc + j);
+        const size_t h = store_head(acc, n);
+        S::accumulate_range(p, alpha, acc, 0, h);
+        const size_t i = h + elementwise(n - h, [&](size_t j) {
+            const F t = va * dec_at(p + 2 * (h + j));
+            (loadf(acc + h + j) + t).store_unaligned(acc + h + j);
         });
         S::accumulate_range(p, alpha, acc, i, n);
     }

@@ -32,6 +32,11 @@ struct EfCoef {
 // and a buffer of up to 65536 candidate keys (see src/kernels/select.hpp).
 constexpr size_t kTopkScratchBytes = 304 * 1024;
 
+// Decoded outputs of this many bytes and more are far larger than the
+// caches: the decodes write them with streaming stores where the target has
+// them (common.hpp's Stream), and in index order.
+constexpr size_t kStreamBytes = size_t(16) << 20;
+
 // Most bit fields one sign_accumulate_n call takes.
 constexpr size_t kSignAccumulateMax = 8;
 
