@@ -304,41 +304,60 @@ TEST(Frame, InvalidPayloadWithValidChecksum) {
     }
 }
 
-// Large 16-bit frames are encoded and checked tile by tile, their payload's
-// CRC joined with the header's (codec_half.cpp): the frames are the ones a
-// whole-frame CRC gives, a flipped bit anywhere is still a checksum error
-// (also with a non-finite value elsewhere), a non-finite value with a valid
-// CRC still the payload's, and a non-finite input in the last tile refused.
-TEST(Frame, LargeHalfFramesFuseTheirChecksAndCrc) {
-    for (gw_codec_id id : {GW_CODEC_FP16, GW_CODEC_BF16})
-        for (size_t n : {size_t(16383), size_t(16384), size_t(40000 + 3)}) {
-            const std::vector<float> x = random_floats(n, 11);
-            const auto good = gwtest::encode(codec(id), x, 0);
-            auto recomputed = good;
-            refresh_crc(recomputed);
-            EXPECT_EQ(recomputed, good) << "n=" << n;
-            const size_t po = payload_offset(good);
-            for (size_t at : {po, po + n, good.size() - 5, size_t(9)}) {
-                auto f = good;
-                f[at] ^= 0x10;
-                EXPECT_NE(decode_status(f, n), GW_OK) << "n=" << n << " byte " << at;
-                if (at >= po) expect_rejected(f, GW_ERR_FRAME_CHECKSUM, n);
-            }
-            const uint16_t inf = id == GW_CODEC_FP16 ? 0x7C00 : 0x7F80;
+// Large dense frames are checked tile by tile, their payload's CRC joined
+// with the header's (codec_half.cpp, codec_identity.cpp; 16-bit frames are
+// also encoded so), and decoded in tiles from the payload's end: the frames
+// are the ones a whole-frame CRC gives, each decodes to what encodes back to
+// it, a flipped bit anywhere is still a checksum error (also with a
+// non-finite value elsewhere), a non-finite value with a valid CRC still the
+// payload's, and a non-finite input in the last tile refused.
+TEST(Frame, LargeDenseFramesFuseTheirChecksAndCrc) {
+    struct Case {
+        gw_codec_id id;
+        size_t n;
+    };
+    // Around each codec's fused and back-to-front sizes (payloads of 32 KiB
+    // and of more than 1 MiB), and not multiples of a tile.
+    const Case cases[] = {{GW_CODEC_FP16, 16383},   {GW_CODEC_FP16, 16384},
+                          {GW_CODEC_FP16, 40003},   {GW_CODEC_FP16, 600001},
+                          {GW_CODEC_BF16, 16384},   {GW_CODEC_BF16, 600001},
+                          {GW_CODEC_IDENTITY, 262144}, {GW_CODEC_IDENTITY, 262145},
+                          {GW_CODEC_IDENTITY, 300001}};
+    for (const Case& c : cases) {
+        const size_t n = c.n;
+        const std::vector<float> x = random_floats(n, 11);
+        const auto good = gwtest::encode(codec(c.id), x, 0);
+        auto recomputed = good;
+        refresh_crc(recomputed);
+        EXPECT_EQ(recomputed, good) << "n=" << n;
+        std::vector<float> decoded(n);
+        ASSERT_EQ(gw_decode(good.data(), good.size(), decoded.data(), n, nullptr), GW_OK);
+        EXPECT_EQ(gwtest::encode(codec(c.id), decoded, 0), good) << "n=" << n;
+        const size_t po = payload_offset(good);
+        const size_t vs = c.id == GW_CODEC_IDENTITY ? 4 : 2;
+        for (size_t at : {po, po + n, good.size() - 5, size_t(9)}) {
             auto f = good;
-            gwtest::put_le(&f[po + 2 * (n - 1)], inf);
-            refresh_crc(f);
-            expect_rejected(f, GW_ERR_FRAME_PAYLOAD, n);
-            f[po] ^= 1;  // and a corrupted byte: the checksum speaks first
-            expect_rejected(f, GW_ERR_FRAME_CHECKSUM, n);
-            std::vector<float> bad = x;
-            bad[n - 2] = INFINITY;
-            std::vector<uint8_t> out(good.size());
-            size_t written = 0;
-            EXPECT_EQ(gw_encode(codec(id), nullptr, bad.data(), GW_DTYPE_F32, n, out.data(),
-                                out.size(), &written),
-                      GW_ERR_NONFINITE);
+            f[at] ^= 0x10;
+            EXPECT_NE(decode_status(f, n), GW_OK) << "n=" << n << " byte " << at;
+            if (at >= po) expect_rejected(f, GW_ERR_FRAME_CHECKSUM, n);
         }
+        auto f = good;
+        if (c.id == GW_CODEC_IDENTITY)
+            gwtest::put_le(&f[po + vs * (n - 1)], uint32_t(0x7F800000));
+        else
+            gwtest::put_le(&f[po + vs * (n - 1)], uint16_t(c.id == GW_CODEC_FP16 ? 0x7C00 : 0x7F80));
+        refresh_crc(f);
+        expect_rejected(f, GW_ERR_FRAME_PAYLOAD, n);
+        f[po] ^= 1;  // and a corrupted byte: the checksum speaks first
+        expect_rejected(f, GW_ERR_FRAME_CHECKSUM, n);
+        std::vector<float> bad = x;
+        bad[n - 2] = INFINITY;
+        std::vector<uint8_t> out(good.size());
+        size_t written = 0;
+        EXPECT_EQ(gw_encode(codec(c.id), nullptr, bad.data(), GW_DTYPE_F32, n, out.data(),
+                            out.size(), &written),
+                  GW_ERR_NONFINITE);
+    }
 }
 
 // Defect: a scaled-sign block with scale 0 but sign bits set was accepted and

@@ -149,13 +149,14 @@ struct Codec {
     // GW_ERR_FRAME_LENGTH, GW_ERR_FRAME_PAYLOAD or GW_ERR_FRAME_INDEX.
     gw_status (*check)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
                        uint64_t len, uint64_t n) = nullptr;
-    // On a checked payload: out = decoded; acc += alpha * decoded.
     // Optional (null: check, then the frame layer's CRC pass): check and
     // the payload's CRC32C in one pass, called for payloads of at least
-    // kFusedCrcMin bytes. The CRC covers all `len` bytes whatever the
+    // check_crc_min bytes. The CRC covers all `len` bytes whatever the
     // check finds, so a corrupted frame is reported as such.
     gw_status (*check_crc)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
                            uint64_t len, uint64_t n, uint32_t* crc) = nullptr;
+    uint64_t check_crc_min = kFusedCrcMin;
+    // On a checked payload: out = decoded; acc += alpha * decoded.
     void (*decode)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
                    uint64_t len, uint64_t n, float* out) = nullptr;
     void (*accumulate)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
@@ -189,7 +190,7 @@ void codec_descriptor_lacks_an_entry_point();
 //           .entries(max_payload, encode, check, decode, accumulate)
 //           .validate(validate)                    // optional
 //           .ranges(accumulate_range, sign_range)  // optional, either may be null
-//           .check_crc(check_crc)                  // optional
+//           .check_crc(check_crc[, min_bytes])     // optional
 //           .caps(kCapStochastic);                 // optional
 //
 // The entries have distinct types, so they cannot be passed in the wrong order.
@@ -230,9 +231,11 @@ class CodecDef {
         d.c_.sign_range = sign_range;
         return d;
     }
-    constexpr CodecDef check_crc(decltype(Codec::check_crc) check_crc) const {
+    constexpr CodecDef check_crc(decltype(Codec::check_crc) check_crc,
+                                 uint64_t min_bytes = kFusedCrcMin) const {
         CodecDef d = *this;
         d.c_.check_crc = check_crc;
+        d.c_.check_crc_min = min_bytes;
         return d;
     }
     constexpr CodecDef caps(uint32_t caps) const {

@@ -2,6 +2,7 @@
 #include <cstring>
 
 #include "codecs/codec.hpp"
+#include "codecs/dense_payload.hpp"
 #include "kernels/kernels.hpp"
 #include "util/bytes.hpp"
 
@@ -31,9 +32,21 @@ gw_status check(const kern::Table&, const CodecParams&, const uint8_t* payload, 
     return floats_finite_le(payload, n) ? GW_OK : GW_ERR_FRAME_PAYLOAD;
 }
 
+// The check and the CRC tile by tile (one read of the payload, not two),
+// for payloads beyond L2; two passes over one in L2 cost less (256K: 0.96x).
+gw_status check_crc(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                    uint64_t len, uint64_t n, uint32_t* crc) {
+    if (len != n * 4) {
+        *crc = kt.crc32c(0, payload, static_cast<size_t>(len));
+        return check(kt, p, payload, len, n);
+    }
+    return check_crc_tiles<4>(kt, payload, n, floats_finite_le, crc);
+}
+
 void decode(const kern::Table&, const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n,
             float* out) {
-    f32_from_le(out, payload, n);
+    decode_back_to_front<4>(
+        n, [&](uint64_t at, uint64_t c) { f32_from_le(out + at, payload + 4 * at, c); });
 }
 
 // The axpy kernel reads the little-endian payload as it is.
@@ -52,6 +65,7 @@ void accumulate_range(const kern::Table& kt, const CodecParams&, const uint8_t* 
 extern constexpr Codec codec_identity =
     CodecDef(GW_CODEC_IDENTITY, "identity")
         .entries(max_payload, encode, check, decode, accumulate)
-        .ranges(accumulate_range, nullptr);
+        .ranges(accumulate_range, nullptr)
+        .check_crc(check_crc, kInL2Bytes + 1);
 
 }  // namespace gw

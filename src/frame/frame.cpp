@@ -196,7 +196,8 @@ gw_status open(Context& cx, const void* data, size_t size, bool exact, View* vie
     const size_t body = total - kTrailerSize;
     const uint8_t* payload = f + h.size + h.params_len;
     uint64_t payload_len = h.payload_len;
-    if (!(h.flags & kFlagZstd) && params.codec->check_crc && payload_len >= kFusedCrcMin) {
+    if (!(h.flags & kFlagZstd) && params.codec->check_crc &&
+        payload_len >= params.codec->check_crc_min) {
         // One pass checks the payload and computes its CRC; the checksum's
         // verdict still comes first.
         uint32_t payload_crc = 0;
