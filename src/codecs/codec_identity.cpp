@@ -33,7 +33,8 @@ gw_status check(const kern::Table&, const CodecParams&, const uint8_t* payload, 
 }
 
 // The check and the CRC tile by tile (one read of the payload, not two),
-// for payloads beyond L2; two passes over one in L2 cost less (256K: 0.96x).
+// for payloads beyond L2 (check_crc_min below): the second pass over one in
+// L2 reads it from there.
 gw_status check_crc(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
                     uint64_t len, uint64_t n, uint32_t* crc) {
     if (len != n * 4) {
