@@ -318,9 +318,10 @@ TEST(Frame, LargeDenseFramesFuseTheirChecksAndCrc) {
     };
     // Around each codec's fused and back-to-front sizes (payloads of 32 KiB
     // and of more than 1 MiB), and not multiples of a tile.
-    const Case cases[] = {{GW_CODEC_FP16, 16383},   {GW_CODEC_FP16, 16384},
-                          {GW_CODEC_FP16, 40003},   {GW_CODEC_FP16, 600001},
-                          {GW_CODEC_BF16, 16384},   {GW_CODEC_BF16, 600001},
+    const Case cases[] = {{GW_CODEC_FP16, 16383},      {GW_CODEC_FP16, 16384},
+                          {GW_CODEC_FP16, 40003},      {GW_CODEC_FP16, 600001},
+                          {GW_CODEC_BF16, 16383},      {GW_CODEC_BF16, 16384},
+                          {GW_CODEC_BF16, 40003},      {GW_CODEC_BF16, 600001},
                           {GW_CODEC_IDENTITY, 262144}, {GW_CODEC_IDENTITY, 262145},
                           {GW_CODEC_IDENTITY, 300001}};
     for (const Case& c : cases) {
