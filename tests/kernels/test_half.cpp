@@ -102,10 +102,10 @@ TEST_P(KernelTest, F32ToF16RoundingEdges) {
 // boundary of the formats' ranges): normals, subnormals of both formats, the
 // saturation band and Inf, bit for bit against the reference (NaN is outside
 // the encoders' contract: callers check finiteness first).
-TEST_P(KernelTest, HalfEncodeBitPatternSweep) {
+std::vector<float> bit_pattern_sweep(bool with_inf) {
     std::vector<float> x;
     auto add = [&](uint32_t b) {
-        if ((b & 0x7FFFFFFFu) <= 0x7F800000u) x.push_back(from_bits(b));
+        if ((b & 0x7FFFFFFFu) < (with_inf ? 0x7F800001u : 0x7F800000u)) x.push_back(from_bits(b));
     };
     for (uint64_t b = 0; b <= 0xFFFFFFFFull; b += 65521) add(uint32_t(b));
     for (uint32_t centre : {0x33000000u, 0x387FC000u, 0x477FE000u, 0x7F7F0000u, 0x7F800000u})
@@ -113,6 +113,10 @@ TEST_P(KernelTest, HalfEncodeBitPatternSweep) {
             add(centre - 32768 + d);
             add((centre - 32768 + d) | 0x80000000u);
         }
+    return x;
+}
+TEST_P(KernelTest, HalfEncodeBitPatternSweep) {
+    const std::vector<float> x = bit_pattern_sweep(true);
     check_encode(*t_, Half::F16, x, 0, 1);
     check_encode(*t_, Half::Bf16, x, 3, 0);
 }
@@ -195,6 +199,9 @@ TEST_P(KernelTest, HalfEncodeFiniteCrc) {
         for (size_t n : {127, 128, 129, 255, 256, 300, 1000, 4133})
             for (size_t bmis = 0; bmis < 4; ++bmis)
                 check_encode_finite_crc(*t_, kind, input(kCauchy, n, 3), bmis % 2, bmis * 13);
+        // The formats' edges in whole blocks: rounding ties, saturation, subnormals, signs.
+        check_encode_finite_crc(*t_, kind, rounding_edges(kind), 0, 0);
+        check_encode_finite_crc(*t_, kind, bit_pattern_sweep(false), 1, 2);
         const auto& big = input(kNormal, kBigStream, 4);
         const Encoded want = reference(kind, big);
         for (size_t bmis : {0, 30, 1}) check_encode_finite_crc(*t_, kind, big, 1, bmis, &want);
