@@ -351,28 +351,16 @@ struct Half : VecBase<Arch> {
         return encode_finite_crc_tiles<Half, Arch>(x, ubytes(out), n, crc);
     }
 #if defined(GW_KERN_CRC_FOLD)
-    // 32 floats -> their 64 bytes of output, for the CRC's folding registers.
-    static __m512i block64(__m512 a, __m512 b) {
-        if constexpr (kHw) {
-            using C = F16c<Arch>;
-            return _mm512_inserti64x4(_mm512_castsi256_si512(C::cvt(a)), C::cvt(b), 1);
-        } else {  // the low 16 bits of each lane, a's then b's
-            const __m512i low = _mm512_set_epi16(62, 60, 58, 56, 54, 52, 50, 48, 46, 44, 42, 40,
-                                                 38, 36, 34, 32, 30, 28, 26, 24, 22, 20, 18, 16,
-                                                 14, 12, 10, 8, 6, 4, 2, 0);
-            return _mm512_permutex2var_epi16(enc(F(a)), low, enc(F(b)));
-        }
-    }
     // encode_finite_crc with the CRC folded from the conversion's registers,
     // 256 output bytes at a time, and streaming stores for outputs beyond the
     // caches (the lines are not read before they are written; the CRC no
     // longer needs them in cache). Any n.
     //
     // Finiteness is one vfpclassps per vector into a mask, and the
-    // conversion block64_finite: on a core with half-width vector units
-    // (Zen 4) the integer clamp and exponent test made this loop ALU-bound,
-    // 1.3x slower at 1M. A NaN or Inf makes the bytes unspecified (the call
-    // returns false), so block64_finite need not handle them as block64 does.
+    // conversion block64: on a core with half-width vector units (Zen 4) the
+    // integer clamp and exponent test made this loop ALU-bound, 1.3x slower at
+    // 1M. A NaN or Inf makes the bytes unspecified (the call returns false),
+    // so block64 need not give encode1's bytes for them.
     static bool encode_finite_fold(const float* x, unsigned char* o, size_t n, uint32_t* crc) {
         const uintptr_t at = reinterpret_cast<uintptr_t>(o);
         const bool stream = 2 * n >= kStreamBytes && at % 2 == 0;
@@ -390,7 +378,7 @@ struct Half : VecBase<Arch> {
                 const __m512 a = _mm512_loadu_ps(x + j + 32 * r);
                 const __m512 b = _mm512_loadu_ps(x + j + 32 * r + 16);
                 bad |= _mm512_fpclass_ps_mask(a, kNanInf) | _mm512_fpclass_ps_mask(b, kNanInf);
-                z[r] = block64_finite(a, b);
+                z[r] = block64(a, b);
                 unsigned char* q = o + 2 * (j + 32 * r);
                 if (stream)
                     _mm512_stream_si512(reinterpret_cast<__m512i*>(q), z[r]);
@@ -407,9 +395,13 @@ struct Half : VecBase<Arch> {
         *crc = j != head ? f.finish(o + 2 * j, 2 * (n - j)) : crc32c_hw(c, o + 2 * j, 2 * (n - j));
         return ok;
     }
-    // block64's bytes for finite a and b, in fewer operations.
-    static __m512i block64_finite(__m512 a, __m512 b) {
+    // 32 finite floats -> their 64 bytes of output (encode1's), for the CRC's
+    // folding registers.
+    static __m512i block64(__m512 a, __m512 b) {
         if constexpr (kHw) {
+            // The smaller magnitude of v and 65504, with v's sign: F16c::cvt's
+            // integer clamp for every finite v. (Under MXCSR.DAZ a float32
+            // subnormal becomes a zero of its sign: vcvtps2ph rounds it to that.)
             constexpr int kMinAbsSignOfX = 0x2;  // imm8[1:0] = 10, [3:2] = 00
             const __m512 max = _mm512_castsi512_ps(_mm512_set1_epi32(int(Fmt::kMaxAsF32)));
             const auto cvt = [&](__m512 v) {
