@@ -10,6 +10,7 @@
 #pragma once
 
 #include "kernels/ref_accumulate.hpp"
+#include "kernels/ref_copy_crc.hpp"
 #include "kernels/ref_crc.hpp"
 #include "kernels/ref_ef.hpp"
 #include "kernels/ref_half.hpp"

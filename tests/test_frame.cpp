@@ -317,13 +317,15 @@ TEST(Frame, LargeDenseFramesFuseTheirChecksAndCrc) {
         size_t n;
     };
     // Around each codec's fused and back-to-front sizes (payloads of 32 KiB
-    // and of more than 1 MiB), and not multiples of a tile.
+    // and of more than 1 MiB; identity's encode fuses from 32 KiB, its check
+    // beyond 1 MiB), and not multiples of a tile.
     const Case cases[] = {{GW_CODEC_FP16, 16383},      {GW_CODEC_FP16, 16384},
                           {GW_CODEC_FP16, 40003},      {GW_CODEC_FP16, 600001},
                           {GW_CODEC_BF16, 16383},      {GW_CODEC_BF16, 16384},
                           {GW_CODEC_BF16, 40003},      {GW_CODEC_BF16, 600001},
-                          {GW_CODEC_IDENTITY, 262144}, {GW_CODEC_IDENTITY, 262145},
-                          {GW_CODEC_IDENTITY, 300001}};
+                          {GW_CODEC_IDENTITY, 8191},   {GW_CODEC_IDENTITY, 8192},
+                          {GW_CODEC_IDENTITY, 40003},  {GW_CODEC_IDENTITY, 262144},
+                          {GW_CODEC_IDENTITY, 262145}, {GW_CODEC_IDENTITY, 300001}};
     for (const Case& c : cases) {
         const size_t n = c.n;
         const std::vector<float> x = random_floats(n, 11);
@@ -351,13 +353,16 @@ TEST(Frame, LargeDenseFramesFuseTheirChecksAndCrc) {
         expect_rejected(f, GW_ERR_FRAME_PAYLOAD, n);
         f[po] ^= 1;  // and a corrupted byte: the checksum speaks first
         expect_rejected(f, GW_ERR_FRAME_CHECKSUM, n);
-        std::vector<float> bad = x;
-        bad[n - 2] = INFINITY;
-        std::vector<uint8_t> out(good.size());
-        size_t written = 0;
-        EXPECT_EQ(gw_encode(codec(c.id), nullptr, bad.data(), GW_DTYPE_F32, n, out.data(),
-                            out.size(), &written),
-                  GW_ERR_NONFINITE);
+        for (size_t at : {size_t(0), n / 2, n - 2}) {
+            std::vector<float> bad = x;
+            bad[at] = at == 0 ? NAN : INFINITY;
+            std::vector<uint8_t> out(good.size());
+            size_t written = 0;
+            EXPECT_EQ(gw_encode(codec(c.id), nullptr, bad.data(), GW_DTYPE_F32, n, out.data(),
+                                out.size(), &written),
+                      GW_ERR_NONFINITE)
+                << "n=" << n << " at " << at;
+        }
     }
 }
 

@@ -4,6 +4,8 @@
 // VPCLMULQDQ for long inputs on AVX-512 CPUs that have it. Table entries.
 #pragma once
 
+#include <algorithm>
+
 #include "kernels/common.hpp"
 
 namespace gw::kern {
@@ -226,6 +228,47 @@ struct CrcFold {
         return ~uint32_t(c);
     }
 };
+
+// A payload of n elements of E bytes written by a vector loop 256 bytes at a
+// time, its CRC (continued from *crc) folded from the same registers: the
+// encode kernels' shared frame. block(j, z) fills z[0..4) with the bytes of
+// elements j.. (256 / E of them; the caller keeps their finiteness: a mask
+// returned from here made the fp16 loop 1.1x slower); range(i0, i1) writes
+// elements i0..i1 one by one (the head and the tail) and returns whether they
+// were finite, which fold_payload returns. Outputs of kStreamBytes and more are written with
+// streaming stores (the lines are not read before they are written; the CRC
+// does not need them in cache) after plain ones up to a 64-byte line.
+constexpr int kFpclassNanInf = 0x99;  // vfpclassps categories: QNaN, +Inf, -Inf, SNaN
+template <size_t E, class Block, class Range>
+bool fold_payload(unsigned char* o, size_t n, uint32_t* crc, Block&& block, Range&& range) {
+    const uintptr_t at = reinterpret_cast<uintptr_t>(o);
+    const bool stream = E * n >= kStreamBytes && at % E == 0;
+    const size_t head = stream ? std::min(n, (64 - at % 64) % 64 / E) : 0;
+    bool ok = range(size_t(0), head);
+    const uint32_t c = crc32c_hw(*crc, o, E * head);
+    constexpr size_t kPer = 256 / E;
+    CrcFold f;
+    size_t j = head;
+    for (; n - j >= kPer; j += kPer) {
+        __m512i z[4];
+        block(j, z);
+        for (size_t r = 0; r < 4; ++r) {
+            unsigned char* q = o + E * j + 64 * r;
+            if (stream)
+                _mm512_stream_si512(reinterpret_cast<__m512i*>(q), z[r]);
+            else
+                _mm512_storeu_si512(q, z[r]);
+        }
+        if (j == head)
+            f.start(c, z[0], z[1], z[2], z[3]);
+        else
+            f.step(z[0], z[1], z[2], z[3]);
+    }
+    if (stream) _mm_sfence();  // streamed lines are ordered before later stores
+    ok = range(j, n) && ok;
+    *crc = j != head ? f.finish(o + E * j, E * (n - j)) : crc32c_hw(c, o + E * j, E * (n - j));
+    return ok;
+}
 
 // n >= kCrcFoldMin.
 inline uint32_t crc32c_fold(uint32_t crc, const unsigned char* p, size_t n) {

@@ -351,49 +351,28 @@ struct Half : VecBase<Arch> {
         return encode_finite_crc_tiles<Half, Arch>(x, ubytes(out), n, crc);
     }
 #if defined(GW_KERN_CRC_FOLD)
-    // encode_finite_crc with the CRC folded from the conversion's registers,
-    // 256 output bytes at a time, and streaming stores for outputs beyond the
-    // caches (the lines are not read before they are written; the CRC no
-    // longer needs them in cache). Any n.
-    //
-    // Finiteness is one vfpclassps per vector into a mask, and the
-    // conversion block64: on a core with half-width vector units (Zen 4) the
-    // integer clamp and exponent test made this loop ALU-bound, 1.3x slower at
-    // 1M. A NaN or Inf makes the bytes unspecified (the call returns false),
-    // so block64 need not give encode1's bytes for them.
+    // encode_finite_crc with the CRC folded from the conversion's registers
+    // (fold_payload), for any n. Finiteness is one vfpclassps per vector into
+    // a mask, and the conversion block64: on a core with half-width vector
+    // units (Zen 4) the integer clamp and exponent test made this loop
+    // ALU-bound, 1.4x slower at 1M. A NaN or Inf makes the bytes unspecified
+    // (the call returns false), so block64 need not give encode1's bytes
+    // for them.
     static bool encode_finite_fold(const float* x, unsigned char* o, size_t n, uint32_t* crc) {
-        const uintptr_t at = reinterpret_cast<uintptr_t>(o);
-        const bool stream = 2 * n >= kStreamBytes && at % 2 == 0;
-        // Streaming stores need 64-byte aligned lines: plain ones up to there.
-        const size_t head = stream ? std::min(n, (64 - at % 64) % 64 / 2) : 0;
-        bool ok = S::encode_finite_range(x, o, 0, head);
-        const uint32_t c = crc32c_hw(*crc, o, 2 * head);
-        constexpr int kNanInf = 0x99;  // QNaN, +Inf, -Inf, SNaN
         __mmask16 bad = 0;
-        CrcFold f;
-        size_t j = head;
-        for (; n - j >= 128; j += 128) {
-            __m512i z[4];
-            for (size_t r = 0; r < 4; ++r) {
-                const __m512 a = _mm512_loadu_ps(x + j + 32 * r);
-                const __m512 b = _mm512_loadu_ps(x + j + 32 * r + 16);
-                bad |= _mm512_fpclass_ps_mask(a, kNanInf) | _mm512_fpclass_ps_mask(b, kNanInf);
-                z[r] = block64(a, b);
-                unsigned char* q = o + 2 * (j + 32 * r);
-                if (stream)
-                    _mm512_stream_si512(reinterpret_cast<__m512i*>(q), z[r]);
-                else
-                    _mm512_storeu_si512(q, z[r]);
-            }
-            if (j == head)
-                f.start(c, z[0], z[1], z[2], z[3]);
-            else
-                f.step(z[0], z[1], z[2], z[3]);
-        }
-        if (stream) _mm_sfence();  // streamed lines are ordered before later stores
-        ok = S::encode_finite_range(x, o, j, n) && ok && bad == 0;
-        *crc = j != head ? f.finish(o + 2 * j, 2 * (n - j)) : crc32c_hw(c, o + 2 * j, 2 * (n - j));
-        return ok;
+        const bool ok = fold_payload<2>(
+            o, n, crc,
+            [&](size_t j, __m512i* z) {
+                for (size_t r = 0; r < 4; ++r) {
+                    const __m512 a = _mm512_loadu_ps(x + j + 32 * r);
+                    const __m512 b = _mm512_loadu_ps(x + j + 32 * r + 16);
+                    bad |= _mm512_fpclass_ps_mask(a, kFpclassNanInf) |
+                           _mm512_fpclass_ps_mask(b, kFpclassNanInf);
+                    z[r] = block64(a, b);
+                }
+            },
+            [&](size_t i0, size_t i1) { return S::encode_finite_range(x, o, i0, i1); });
+        return ok && bad == 0;
     }
     // 32 finite floats -> their 64 bytes of output (encode1's), for the CRC's
     // folding registers.

@@ -168,6 +168,11 @@ struct Table {
     // may be written with streaming stores.
     bool (*f16_encode_finite_crc)(const float* x, void* out, size_t n, uint32_t* crc);
     bool (*bf16_encode_finite_crc)(const float* x, void* out, size_t n, uint32_t* crc);
+    // The identity payload in one read of x: out = x as little-endian
+    // float32 (4n bytes), *crc continued over them, whether every x is finite
+    // (out and *crc unspecified when false). Outputs beyond the caches may be
+    // written with streaming stores.
+    bool (*f32_copy_finite_crc)(const float* x, void* out, size_t n, uint32_t* crc);
 
     // CRC32C (Castagnoli, reflected, poly 0x82F63B78), continuing from `crc`
     // (pass 0 to start; pre/post inversion handled inside).

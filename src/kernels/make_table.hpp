@@ -7,6 +7,7 @@
 
 #include "kernels/accumulate.hpp"
 #include "kernels/common.hpp"
+#include "kernels/copy_crc.hpp"
 #include "kernels/crc.hpp"
 #include "kernels/ef.hpp"
 #include "kernels/ef_sign.hpp"
@@ -34,6 +35,7 @@ constexpr Table make_table(gw_simd_target target) {
     accumulate_entries<Arch>(t);
     half_entries<Arch>(t);
     crc_entries<Arch>(t);
+    copy_crc_entries<Arch>(t);
     select_entries<Arch>(t);
     threshold_entries<Arch>(t);
     quantize_entries<Arch>(t);
