@@ -235,9 +235,10 @@ struct CrcFold {
 // elements j.. (256 / E of them; the caller keeps their finiteness: a mask
 // returned from here made the fp16 loop 1.1x slower); range(i0, i1) writes
 // elements i0..i1 one by one (the head and the tail) and returns whether they
-// were finite, which fold_payload returns. Outputs of kStreamBytes and more are written with
-// streaming stores (the lines are not read before they are written; the CRC
-// does not need them in cache) after plain ones up to a 64-byte line.
+// were finite, which fold_payload returns. Outputs of kStreamBytes and more
+// are written with streaming stores (the lines are not read before they are
+// written; the CRC does not need them in cache) after plain ones up to a
+// 64-byte line.
 constexpr int kFpclassNanInf = 0x99;  // vfpclassps categories: QNaN, +Inf, -Inf, SNaN
 template <size_t E, class Block, class Range>
 bool fold_payload(unsigned char* o, size_t n, uint32_t* crc, Block&& block, Range&& range) {

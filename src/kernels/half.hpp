@@ -400,9 +400,10 @@ struct Half : VecBase<Arch> {
                 const __m512i c = _mm512_min_epu32(_mm512_and_si512(f, abs),
                                                    _mm512_set1_epi32(int(Fmt::kMaxAsF32)));
                 const __m512i y = _mm512_ternarylogic_epi32(abs, c, f, 0xCA);  // abs ? c : f
-                const __m512i lsb = _mm512_and_si512(_mm512_srli_epi32(y, 16), _mm512_set1_epi32(1));
-                return _mm512_add_epi32(_mm512_add_epi32(y, _mm512_set1_epi32(int(Fmt::kRoundAdd))),
-                                        lsb);
+                const __m512i lsb =
+                    _mm512_and_si512(_mm512_srli_epi32(y, 16), _mm512_set1_epi32(1));
+                const __m512i add = _mm512_set1_epi32(int(Fmt::kRoundAdd));
+                return _mm512_add_epi32(_mm512_add_epi32(y, add), lsb);
             };
             const __m512i high = _mm512_set_epi16(63, 61, 59, 57, 55, 53, 51, 49, 47, 45, 43, 41,
                                                   39, 37, 35, 33, 31, 29, 27, 25, 23, 21, 19, 17,
