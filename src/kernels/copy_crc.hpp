@@ -27,6 +27,9 @@ struct CopyCrc {
 #endif
         return tiles(x, ubytes(out), n, crc);
     }
+    // util/bytes.hpp's f32_to_le, kept here: kernel helpers live in this
+    // anonymous namespace, so no copy compiled with AVX-512 flags can stand
+    // in for another target's (common.hpp, load_f32).
     static void copy_le(const float* x, unsigned char* o, size_t n) {
 #if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
         for (size_t i = 0; i < n; ++i) {
