@@ -102,6 +102,12 @@ for f in glob.glob(os.path.join(d, "*.junit.xml")):
         if case.find("failure") is not None or case.find("error") is not None:
             failed += 1
             print("FAILED:", os.path.basename(f).split(".")[0], case.get("classname"), case.get("name"))
+            # The end of what the case printed, so that a log showing only the
+            # last lines of this run still says why.
+            for e in case if failed <= 3 else ():
+                lines = [l for l in (e.get("message", "") + "\n" + (e.text or "")).splitlines() if l.strip()]
+                for l in lines[-8:]:
+                    print(f"   {e.tag}| {l[:200]}")
         elif case.find("skipped") is not None:
             skipped += 1
         else:
