@@ -247,10 +247,12 @@ gw_status gw_decode(const void* frame, size_t size, float* out, uint64_t capacit
     if (overlaps(frame, size, out, span_bytes(capacity, 4))) return GW_ERR_OVERLAP;
     gw::Context& cx = gw::thread_context();
     gw::frame::View v;
-    const gw_status st = gw::frame::open(cx, frame, size, true, &v);
+    gw::frame::DecodeInto into{out, capacity};
+    const gw_status st = gw::frame::open(cx, frame, size, true, &v, &into);
     if (st != GW_OK) return st;
     if (v.count > capacity) return GW_ERR_BUFFER_TOO_SMALL;
-    if (v.count) v.params.codec->decode(cx.k(), v.params, v.payload, v.payload_len, v.count, out);
+    if (v.count && !into.done)
+        v.params.codec->decode(cx.k(), v.params, v.payload, v.payload_len, v.count, out);
     if (count) *count = v.count;
     return GW_OK;
 }

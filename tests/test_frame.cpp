@@ -306,11 +306,13 @@ TEST(Frame, InvalidPayloadWithValidChecksum) {
 
 // Large dense frames are checked tile by tile, their payload's CRC joined
 // with the header's (codec_half.cpp, codec_identity.cpp; 16-bit frames are
-// also encoded so), and decoded in tiles from the payload's end: the frames
-// are the ones a whole-frame CRC gives, each decodes to what encodes back to
-// it, a flipped bit anywhere is still a checksum error (also with a
-// non-finite value elsewhere), a non-finite value with a valid CRC still the
-// payload's, and a non-finite input in the last tile refused.
+// also encoded so); gw_decode decodes them as it checks them (one read of
+// the payload), gw_decode_accumulate after, in tiles from the payload's end:
+// the frames are the ones a whole-frame CRC gives, each decodes to what
+// encodes back to it (also into a larger output), a flipped bit anywhere is
+// still a checksum error (also with a non-finite value elsewhere), a
+// non-finite value with a valid CRC still the payload's, and a non-finite
+// input in the last tile refused.
 TEST(Frame, LargeDenseFramesFuseTheirChecksAndCrc) {
     struct Case {
         gw_codec_id id;
@@ -336,6 +338,16 @@ TEST(Frame, LargeDenseFramesFuseTheirChecksAndCrc) {
         std::vector<float> decoded(n);
         ASSERT_EQ(gw_decode(good.data(), good.size(), decoded.data(), n, nullptr), GW_OK);
         EXPECT_EQ(gwtest::encode(codec(c.id), decoded, 0), good) << "n=" << n;
+        std::vector<float> roomy(n + 9, -1.0f), zero(n, 0.0f);
+        uint64_t count = 0;
+        ASSERT_EQ(gw_decode(good.data(), good.size(), roomy.data(), n + 9, &count), GW_OK);
+        EXPECT_EQ(count, n);
+        EXPECT_TRUE(gwtest::bits_equal(std::vector<float>(roomy.begin(), roomy.begin() + n), decoded));
+        EXPECT_EQ(roomy[n], -1.0f);  // nothing past the count
+        ASSERT_EQ(gw_decode_accumulate(good.data(), good.size(), 1.0f, zero.data(), n), GW_OK);
+        EXPECT_TRUE(gwtest::bits_equal(zero, decoded)) << "n=" << n;
+        EXPECT_EQ(gw_decode(good.data(), good.size(), roomy.data(), n - 1, nullptr),
+                  GW_ERR_BUFFER_TOO_SMALL);
         const size_t po = payload_offset(good);
         const size_t vs = c.id == GW_CODEC_IDENTITY ? 4 : 2;
         for (size_t at : {po, po + n, good.size() - 5, size_t(9)}) {

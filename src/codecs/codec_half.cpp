@@ -71,6 +71,14 @@ gw_status check(const kern::Table& kt, const CodecParams&, const uint8_t* payloa
     return payload_finite<Id>(kt, payload, n) ? GW_OK : GW_ERR_FRAME_PAYLOAD;
 }
 
+template <gw_codec_id Id>
+void to_f32(const kern::Table& kt, const uint8_t* payload, float* out, uint64_t n) {
+    if (Id == GW_CODEC_FP16)
+        kt.f16_to_f32(payload, out, n);
+    else
+        kt.bf16_to_f32(payload, out, n);
+}
+
 // The check and the CRC tile by tile (one read of the payload, not two).
 template <gw_codec_id Id>
 gw_status check_crc(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
@@ -84,12 +92,16 @@ gw_status check_crc(const kern::Table& kt, const CodecParams& p, const uint8_t* 
         [&](const uint8_t* tile, uint64_t c) { return payload_finite<Id>(kt, tile, c); }, crc);
 }
 
+// gw_decode's check and decode in one kernel: one read of the payload.
 template <gw_codec_id Id>
-void to_f32(const kern::Table& kt, const uint8_t* payload, float* out, uint64_t n) {
-    if (Id == GW_CODEC_FP16)
-        kt.f16_to_f32(payload, out, n);
-    else
-        kt.bf16_to_f32(payload, out, n);
+gw_status decode_crc(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                     uint64_t len, uint64_t n, float* out, uint32_t* crc) {
+    if (len != n * 2) return check_crc<Id>(kt, p, payload, len, n, crc);
+    uint32_t c = 0;
+    const bool finite = Id == GW_CODEC_FP16 ? kt.f16_decode_finite_crc(payload, out, n, &c)
+                                            : kt.bf16_decode_finite_crc(payload, out, n, &c);
+    *crc = c;
+    return finite ? GW_OK : GW_ERR_FRAME_PAYLOAD;
 }
 
 template <gw_codec_id Id>
@@ -112,7 +124,8 @@ constexpr Codec half_codec(const char* name) {
     return CodecDef(Id, name)
         .entries(max_payload, encode<Id>, check<Id>, decode<Id>, accumulate<Id>)
         .ranges(accumulate_range<Id>, nullptr)
-        .check_crc(check_crc<Id>);
+        .check_crc(check_crc<Id>)
+        .decode_crc(decode_crc<Id>);
 }
 
 }  // namespace

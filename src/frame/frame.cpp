@@ -176,7 +176,8 @@ gw_status frame_size(const kern::Table& kt, const void* data, size_t size, size_
     return total_size(h, total) ? GW_OK : GW_ERR_FRAME_LENGTH;
 }
 
-gw_status open(Context& cx, const void* data, size_t size, bool exact, View* view) {
+gw_status open(Context& cx, const void* data, size_t size, bool exact, View* view,
+               DecodeInto* into) {
     const uint8_t* f = static_cast<const uint8_t*>(data);
     Header h;
     gw_status st = read_header(cx.k(), f, size, &h);
@@ -201,7 +202,14 @@ gw_status open(Context& cx, const void* data, size_t size, bool exact, View* vie
         // One pass checks the payload and computes its CRC; the checksum's
         // verdict still comes first.
         uint32_t payload_crc = 0;
-        st = params.codec->check_crc(cx.k(), params, payload, payload_len, h.count, &payload_crc);
+        const Codec& c = *params.codec;
+        if (into && c.decode_crc && h.count && h.count <= into->capacity) {
+            st = c.decode_crc(cx.k(), params, payload, payload_len, h.count, into->out,
+                              &payload_crc);
+            into->done = true;
+        } else {
+            st = c.check_crc(cx.k(), params, payload, payload_len, h.count, &payload_crc);
+        }
         const uint32_t crc =
             crc32c_combine(cx.k().crc32c(0, f, h.size + h.params_len), payload_crc, payload_len);
         if (crc != load_le<uint32_t>(f + body)) return GW_ERR_FRAME_CHECKSUM;

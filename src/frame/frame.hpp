@@ -65,9 +65,19 @@ bool frame_bound(const CodecParams& p, uint64_t n, size_t* size);
 // Total frame size from the fixed header alone.
 gw_status frame_size(const kern::Table& kt, const void* data, size_t size, size_t* total);
 
+// gw_decode's output, which open() may fill as it checks the payload
+// (Codec::decode_crc) instead of the payload being read again to decode it:
+// `done` says it did. out holds unspecified bytes unless open returns GW_OK.
+struct DecodeInto {
+    float* out = nullptr;
+    uint64_t capacity = 0;
+    bool done = false;
+};
+
 // Validate the frame at the start of [data, data+size). With exact=true the
 // frame must use all `size` bytes (GW_ERR_FRAME_TRAILING otherwise).
-gw_status open(Context& cx, const void* data, size_t size, bool exact, View* view);
+gw_status open(Context& cx, const void* data, size_t size, bool exact, View* view,
+               DecodeInto* into = nullptr);
 
 // Where the raw payload of a frame with params p starts in `out`.
 inline uint8_t* payload_of(const CodecParams& p, void* out) {

@@ -1,7 +1,8 @@
 // Family "half": IEEE binary16 (fp16) and bfloat16 payloads: encode (round to
 // nearest even, finite values saturate at the largest finite value), decode
 // (exact), accumulate (acc += alpha * h), all_finite, encode_finite (encode
-// and whether x is finite, one read), and ef_cast (encode with error feedback,
+// and whether x is finite, one read), decode_finite_crc (a payload's check,
+// CRC and decode, one read), and ef_cast (encode with error feedback,
 // fused: y = e + alpha * x, h = encode(y), e = y - h).
 // ONE template over the format: the two differ only in the constants of
 // HalfFormat<ExpBits>. fp16 uses x86's F16C where the target has it.
@@ -86,6 +87,28 @@ bool encode_finite_crc_tiles(const float* x, unsigned char* o, size_t n, uint32_
     return true;
 }
 
+// decode_finite_crc tile by tile: each tile of the payload tested and its
+// CRC taken, then decoded, while it is in L1: one read of the payload
+// instead of a check pass and a decode pass. Outputs the decode streams
+// (kStreamBytes and more) are decoded in one call after the tiles instead:
+// streaming saves more traffic than the second read costs.
+template <class H, class Arch>
+bool decode_finite_crc_tiles(const unsigned char* p, float* out, size_t n, uint32_t* crc) {
+    constexpr size_t kTile = 2048;
+    const bool whole = 4 * n >= kStreamBytes;
+    uint32_t c = *crc;
+    bool ok = true;
+    for (size_t i = 0; i < n; i += kTile) {
+        const size_t t = std::min(kTile, n - i);
+        ok = H::all_finite(p + 2 * i, t) && ok;
+        c = Crc<Arch>::crc32c(c, p + 2 * i, 2 * t);
+        if (!whole) H::decode(p + 2 * i, out + i, t);
+    }
+    if (whole) H::decode(p, out, n);
+    *crc = c;
+    return ok;
+}
+
 template <class Fmt>
 struct Half<Fmt, ScalarArch> {
     // float -> 16 bits, round to nearest even; finite values saturate at the
@@ -159,6 +182,9 @@ struct Half<Fmt, ScalarArch> {
         return encode_finite_crc_tiles<Half, ScalarArch>(x, ubytes(out), n, crc);
     }
     static void decode(const void* in, float* out, size_t n) { decode_range(cbytes(in), out, 0, n); }
+    static bool decode_finite_crc(const void* in, float* out, size_t n, uint32_t* crc) {
+        return decode_finite_crc_tiles<Half, ScalarArch>(cbytes(in), out, n, crc);
+    }
     static void accumulate(const void* in, float alpha, float* acc, size_t n) {
         accumulate_range(cbytes(in), alpha, acc, 0, n);
     }
@@ -440,6 +466,61 @@ struct Half : VecBase<Arch> {
         });
         S::decode_range(p, out, i, n);
     }
+    static bool decode_finite_crc(const void* in, float* out, size_t n, uint32_t* crc) {
+#if defined(GW_KERN_CRC_FOLD)
+        if (cpu_has_vpclmulqdq()) return decode_finite_fold(cbytes(in), out, n, crc);
+#endif
+        return decode_finite_crc_tiles<Half, Arch>(cbytes(in), out, n, crc);
+    }
+#if defined(GW_KERN_CRC_FOLD)
+    // decode_finite_crc 128 elements (256 payload bytes) at a time: each
+    // register loaded once for the exponent test, the conversion and the
+    // CRC's fold (the same registers crc32c_fold would load). Outputs of
+    // kStreamBytes and more are streamed after plain stores up to a line.
+    static bool decode_finite_fold(const unsigned char* p, float* out, size_t n, uint32_t* crc) {
+        const uintptr_t at = reinterpret_cast<uintptr_t>(out);
+        const bool stream = 4 * n >= kStreamBytes && at % 4 == 0;
+        const size_t head = stream ? std::min(n, (64 - at % 64) % 64 / 4) : 0;
+        bool ok = S::all_finite_range(p, 0, head);
+        S::decode_range(p, out, 0, head);
+        const uint32_t c = crc32c_hw(*crc, p, 2 * head);
+        const __m512i expm = _mm512_set1_epi16(static_cast<short>(Fmt::kExpMask));
+        const auto put = [&](float* q, __m512 v) {
+            if (stream)
+                _mm512_stream_ps(q, v);
+            else
+                _mm512_storeu_ps(q, v);
+        };
+        __mmask32 bad = 0;
+        CrcFold f;
+        size_t j = head;
+        for (; n - j >= 128; j += 128) {
+            __m512i z[4];
+            for (size_t r = 0; r < 4; ++r) {
+                z[r] = _mm512_loadu_si512(p + 2 * j + 64 * r);
+                bad |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(z[r], expm), expm);
+                put(out + j + 32 * r, widen(_mm512_castsi512_si256(z[r])));
+                put(out + j + 32 * r + 16, widen(_mm512_extracti64x4_epi64(z[r], 1)));
+            }
+            if (j == head)
+                f.start(c, z[0], z[1], z[2], z[3]);
+            else
+                f.step(z[0], z[1], z[2], z[3]);
+        }
+        if (stream) _mm_sfence();  // streamed lines are ordered before later stores
+        ok = S::all_finite_range(p, j, n) && ok;
+        S::decode_range(p, out, j, n);
+        *crc = j != head ? f.finish(p + 2 * j, 2 * (n - j)) : crc32c_hw(c, p + 2 * j, 2 * (n - j));
+        return ok && bad == 0;
+    }
+    // 16 finite halves -> decode1's floats (vcvtph2ps is exact for them).
+    static __m512 widen(__m256i h) {
+        if constexpr (Fmt::kOwnSubnormals)
+            return _mm512_cvtph_ps(h);
+        else
+            return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    }
+#endif
     static void accumulate(const void* in, float alpha, float* acc, size_t n) {
         const unsigned char* p = cbytes(in);
         const F va(alpha);
@@ -514,6 +595,8 @@ constexpr void half_entries(Table& t) {
     t.bf16_encode_finite = &Bf16::encode_finite;
     t.f16_encode_finite_crc = &F16::encode_finite_crc;
     t.bf16_encode_finite_crc = &Bf16::encode_finite_crc;
+    t.f16_decode_finite_crc = &F16::decode_finite_crc;
+    t.bf16_decode_finite_crc = &Bf16::decode_finite_crc;
     t.f32_to_bf16 = &Bf16::encode;
     t.bf16_to_f32 = &Bf16::decode;
     t.bf16_accumulate = &Bf16::accumulate;

@@ -168,6 +168,13 @@ struct Table {
     // may be written with streaming stores.
     bool (*f16_encode_finite_crc)(const float* x, void* out, size_t n, uint32_t* crc);
     bool (*bf16_encode_finite_crc)(const float* x, void* out, size_t n, uint32_t* crc);
+    // The check and decode of a payload in one read of it: out = decode(in),
+    // *crc = the CRC32C continued from *crc over in's 2n bytes, whether every
+    // element is finite. The CRC is exact either way (a corrupted frame is
+    // reported as such); out is unspecified when false. Outputs beyond the
+    // caches may be written with streaming stores.
+    bool (*f16_decode_finite_crc)(const void* in, float* out, size_t n, uint32_t* crc);
+    bool (*bf16_decode_finite_crc)(const void* in, float* out, size_t n, uint32_t* crc);
     // The identity payload in one read of x: out = x as little-endian
     // float32 (4n bytes), *crc continued over them, whether every x is finite
     // (out and *crc unspecified when false). Outputs beyond the caches may be

@@ -1,6 +1,6 @@
 // Kernel family "half" (src/kernels/half.hpp) on every SIMD target, bit for
 // bit against ref_half.hpp: fp16 and bfloat16 encode, decode, accumulate,
-// all_finite, ef_cast.
+// all_finite, ef_cast, and the fused encode / decode with the CRC.
 #include "fixture.hpp"
 #include "ref_crc.hpp"
 #include "ref_half.hpp"
@@ -253,6 +253,77 @@ TEST_P(KernelTest, HalfDecodeLargeOutputs) {
         for (size_t fmis : {0, 1, 3, 15})
             check_decode(*t_, kind, kind == Half::F16 ? f16_payload(x) : bf16_payload(x), fmis,
                          fmis % 4);
+}
+
+// decode_finite_crc: the reference's floats, the CRC32C of the payload
+// continued from a nonzero start, and the reference's finiteness, at every
+// misalignment of the payload and of out (odd outputs cannot stream; the
+// others reach 64-byte lines after heads of 0..15 elements), at lengths
+// around its 128-element blocks, and beyond the caches (streamed). A planted
+// Inf or NaN makes it false with the CRC still exact (a corrupted frame must
+// read as such); out is unspecified then.
+void check_decode_finite_crc(const Table& t, Half kind, const std::vector<uint8_t>& payload,
+                             size_t fmis, size_t bmis) {
+    const size_t n = payload.size() / 2;
+    Exact in(payload.data(), payload.size(), bmis);
+    Guarded out(4 * n, 4 * fmis);
+    std::vector<float> want(n + 1);
+    uint32_t crc = kCrcStart;
+    bool finite, want_finite;
+    if (kind == Half::F16) {
+        finite = t.f16_decode_finite_crc(in.data(), out.f(), n, &crc);
+        ref::f16_to_f32(payload.data(), want.data(), n);
+        want_finite = ref::f16_all_finite(payload.data(), n);
+    } else {
+        finite = t.bf16_decode_finite_crc(in.data(), out.f(), n, &crc);
+        ref::bf16_to_f32(payload.data(), want.data(), n);
+        want_finite = ref::bf16_all_finite(payload.data(), n);
+    }
+    EXPECT_EQ(finite, want_finite) << "n=" << n;
+    EXPECT_EQ(crc, ref::crc32c(kCrcStart, payload.data(), payload.size()))
+        << "n=" << n << " misalign=" << bmis;
+    EXPECT_TRUE(out.guards_intact()) << "n=" << n;
+    if (finite) {
+        EXPECT_TRUE(same_floats(out.f(), want.data(), n)) << "n=" << n << " fmis=" << fmis;
+    }
+}
+
+TEST_P(KernelTest, HalfDecodeFiniteCrc) {
+    for (Half kind : {Half::F16, Half::Bf16}) {
+        const auto payload = [&](const std::vector<float>& x) {
+            return kind == Half::F16 ? f16_payload(x) : bf16_payload(x);
+        };
+        for_each_case([&](const Case& c) {
+            check_decode_finite_crc(*t_, kind, payload(input(c.dist, c.n, 0)), c.fmis, c.bmis);
+        });
+        for (size_t n : {127, 128, 129, 255, 256, 300, 1000, 4133})
+            for (size_t mis = 0; mis < 4; ++mis)
+                check_decode_finite_crc(*t_, kind, payload(input(kCauchy, n, 3)), mis, mis * 13);
+        // Every finite pattern (subnormals, signed zeros, the largest values)
+        // in whole blocks, then every pattern: the non-finite ones refused.
+        std::vector<uint8_t> all, finite_only;
+        for (uint32_t h = 0; h < 65536; ++h) {
+            const bool special =
+                kind == Half::F16 ? ((h >> 10) & 0x1F) == 0x1F : ((h >> 7) & 0xFF) == 0xFF;
+            for (auto* v : {&all, special ? nullptr : &finite_only})
+                if (v) v->insert(v->end(), {uint8_t(h), uint8_t(h >> 8)});
+        }
+        check_decode_finite_crc(*t_, kind, finite_only, 0, 0);
+        check_decode_finite_crc(*t_, kind, finite_only, 1, 2);
+        check_decode_finite_crc(*t_, kind, all, 0, 0);
+        // Outputs of 16 MiB and more: heads before the first streamed line.
+        const std::vector<uint8_t> big = payload(input(kNormal, (size_t(16) << 20) / 4 + 37, 4));
+        for (size_t fmis : {0, 1, 3, 15}) check_decode_finite_crc(*t_, kind, big, fmis, fmis % 4);
+        for (size_t n : {size_t(129), size_t(1000), size_t(40003)})
+            for (uint16_t bad : {uint16_t(0x7F80), uint16_t(0xFC00), uint16_t(0x7FFF)})
+                for (size_t at : {size_t(0), n / 2, n - 1}) {
+                    std::vector<uint8_t> p = payload(input(kNormal, n, 2));
+                    p[2 * at] = uint8_t(bad);
+                    p[2 * at + 1] = uint8_t(bad >> 8);
+                    check_decode_finite_crc(*t_, kind, p, at % 2, at % 4);
+                }
+        if (::testing::Test::HasFailure()) return;
+    }
 }
 
 TEST_P(KernelTest, F16ToF32) {

@@ -346,11 +346,11 @@ def decode(frame: Any, out: Any = None, *,
     frame claiming more than `max_elements` elements (default 2**26, 256 MiB of
     float32) raises ValueError before anything is allocated. Pass `out=` (its
     size is the limit) or a larger `max_elements` (None: no limit) for frames
-    you trust to be that large."""
+    you trust to be that large. If it raises, `out` holds unspecified values."""
     frame = bytes_in(frame, "frame")
-    # With out= the header's claim sizes the check (gw_decode then validates the
-    # whole frame before writing); a new array waits for a full inspection, so
-    # nothing is allocated for a frame that is not valid.
+    # With out= the header's claim sizes the check (gw_decode validates the
+    # whole frame; out is scratch until it returns); a new array waits for a
+    # full inspection, so nothing is allocated for a frame that is not valid.
     n = _claimed_count(frame) if out is not None else _n.frame_inspect(frame).count
     if out is None and max_elements is not None and n > max_elements:
         raise ValueError(f"decode: the frame claims {n} elements, more than max_elements="
