@@ -319,8 +319,8 @@ TEST(Frame, LargeDenseFramesFuseTheirChecksAndCrc) {
         size_t n;
     };
     // Around each codec's fused and back-to-front sizes (payloads of 32 KiB
-    // and of more than 1 MiB; identity's encode fuses from 32 KiB, its check
-    // beyond 1 MiB), and not multiples of a tile.
+    // and of more than 1 MiB; identity's encode and gw_decode fuse from
+    // 32 KiB, its check beyond 1 MiB), and not multiples of a tile.
     const Case cases[] = {{GW_CODEC_FP16, 16383},      {GW_CODEC_FP16, 16384},
                           {GW_CODEC_FP16, 40003},      {GW_CODEC_FP16, 600001},
                           {GW_CODEC_BF16, 16383},      {GW_CODEC_BF16, 16384},

@@ -156,12 +156,14 @@ struct Codec {
     gw_status (*check_crc)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
                            uint64_t len, uint64_t n, uint32_t* crc) = nullptr;
     uint64_t check_crc_min = kFusedCrcMin;
-    // Optional (null: check_crc, then decode), for gw_decode, where check_crc
-    // would be called: check_crc and out = decoded in one read of the payload.
-    // out (room for n floats) holds unspecified bytes unless the status is
-    // GW_OK and the CRC matches; the caller's output is scratch until then.
+    // Optional (null: check_crc, then decode), for gw_decode, in place of
+    // check_crc for payloads of at least decode_crc_min bytes: check_crc and
+    // out = decoded in one read of the payload. out (room for n floats) holds
+    // unspecified bytes unless the status is GW_OK and the CRC matches; the
+    // caller's output is scratch until then.
     gw_status (*decode_crc)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
                             uint64_t len, uint64_t n, float* out, uint32_t* crc) = nullptr;
+    uint64_t decode_crc_min = kFusedCrcMin;
     // On a checked payload: out = decoded; acc += alpha * decoded.
     void (*decode)(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
                    uint64_t len, uint64_t n, float* out) = nullptr;
@@ -197,7 +199,7 @@ void codec_descriptor_lacks_an_entry_point();
 //           .validate(validate)                    // optional
 //           .ranges(accumulate_range, sign_range)  // optional, either may be null
 //           .check_crc(check_crc[, min_bytes])     // optional
-//           .decode_crc(decode_crc)                // optional, with check_crc
+//           .decode_crc(decode_crc[, min_bytes])   // optional, with check_crc
 //           .caps(kCapStochastic);                 // optional
 //
 // The entries have distinct types, so they cannot be passed in the wrong order.
@@ -245,9 +247,11 @@ class CodecDef {
         d.c_.check_crc_min = min_bytes;
         return d;
     }
-    constexpr CodecDef decode_crc(decltype(Codec::decode_crc) decode_crc) const {
+    constexpr CodecDef decode_crc(decltype(Codec::decode_crc) decode_crc,
+                                  uint64_t min_bytes = kFusedCrcMin) const {
         CodecDef d = *this;
         d.c_.decode_crc = decode_crc;
+        d.c_.decode_crc_min = min_bytes;
         return d;
     }
     constexpr CodecDef caps(uint32_t caps) const {

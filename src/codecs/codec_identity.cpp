@@ -44,26 +44,26 @@ gw_status check(const kern::Table&, const CodecParams&, const uint8_t* payload, 
     return floats_finite_le(payload, n) ? GW_OK : GW_ERR_FRAME_PAYLOAD;
 }
 
-// The check, the CRC and (out non-null) the copy tile by tile (one read of
-// the payload, not two), for payloads beyond L2 (check_crc_min below): a
-// second pass over one in L2 reads it from there.
-gw_status decode_crc(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
-                     uint64_t len, uint64_t n, float* out, uint32_t* crc) {
+// The check and the CRC tile by tile (one read of the payload, not two),
+// for payloads beyond L2 (check_crc_min below): the second pass over one in
+// L2 reads it from there.
+gw_status check_crc(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                    uint64_t len, uint64_t n, uint32_t* crc) {
     if (len != n * 4) {
         *crc = kt.crc32c(0, payload, static_cast<size_t>(len));
         return check(kt, p, payload, len, n);
     }
-    return decode_crc_tiles<4>(
-        kt, payload, n, floats_finite_le,
-        [&](uint64_t at, uint64_t c) {
-            if (out) f32_from_le(out + at, payload + 4 * at, c);
-        },
-        crc);
+    return check_crc_tiles<4>(kt, payload, n, floats_finite_le, crc);
 }
 
-gw_status check_crc(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
-                    uint64_t len, uint64_t n, uint32_t* crc) {
-    return decode_crc(kt, p, payload, len, n, nullptr, crc);
+// gw_decode's check and copy in one kernel: one read of the payload.
+gw_status decode_crc(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
+                     uint64_t len, uint64_t n, float* out, uint32_t* crc) {
+    if (len != n * 4) return check_crc(kt, p, payload, len, n, crc);
+    uint32_t c = 0;
+    const bool finite = kt.le32_copy_finite_crc(payload, out, n, &c);
+    *crc = c;
+    return finite ? GW_OK : GW_ERR_FRAME_PAYLOAD;
 }
 
 void decode(const kern::Table&, const CodecParams&, const uint8_t* payload, uint64_t, uint64_t n,

@@ -36,37 +36,23 @@ void decode_back_to_front(uint64_t n, Tile&& tile) {
     }
 }
 
-// A Codec::decode_crc for payloads of n fixed-size elements: fits(p, c) on
-// each tile of c elements while it is in L1, the tile's CRC, then
-// decode(at, c) of that tile, so the payload is read from memory once. The
-// CRC covers every tile whatever fits finds; tiles are decoded whatever it
-// finds too (gw_decode's output holds unspecified bytes on error). Outputs
-// the kernels stream (kern::kStreamBytes and more) are decoded in one call
-// after the check instead: streaming them saves more traffic than the
-// second read of the payload costs.
-template <size_t ElemBytes, class Fits, class Decode>
-gw_status decode_crc_tiles(const kern::Table& kt, const uint8_t* payload, uint64_t n, Fits&& fits,
-                           Decode&& decode, uint32_t* crc) {
+// A Codec::check_crc for payloads of n fixed-size elements: fits(p, c)
+// on each tile of c elements while it is in L1, then the tile's CRC, so the
+// payload is read from memory once. The CRC covers every tile whatever fits
+// finds.
+template <size_t ElemBytes, class Fits>
+gw_status check_crc_tiles(const kern::Table& kt, const uint8_t* payload, uint64_t n, Fits&& fits,
+                          uint32_t* crc) {
     constexpr uint64_t kTile = 4096 / ElemBytes;
-    const bool whole = n >= kern::kStreamBytes / 4;
     uint32_t c = 0;
     bool ok = true;
     for (uint64_t i = 0; i < n; i += kTile) {
         const uint64_t t = n - i < kTile ? n - i : kTile;
         ok = ok && fits(payload + ElemBytes * i, t);
         c = kt.crc32c(c, payload + ElemBytes * i, static_cast<size_t>(ElemBytes * t));
-        if (!whole) decode(i, t);
     }
-    if (whole) decode(uint64_t(0), n);
     *crc = c;
     return ok ? GW_OK : GW_ERR_FRAME_PAYLOAD;
-}
-
-// A Codec::check_crc for the same payloads: the above without the decode.
-template <size_t ElemBytes, class Fits>
-gw_status check_crc_tiles(const kern::Table& kt, const uint8_t* payload, uint64_t n, Fits&& fits,
-                          uint32_t* crc) {
-    return decode_crc_tiles<ElemBytes>(kt, payload, n, fits, [](uint64_t, uint64_t) {}, crc);
 }
 
 }  // namespace gw

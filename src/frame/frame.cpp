@@ -197,13 +197,14 @@ gw_status open(Context& cx, const void* data, size_t size, bool exact, View* vie
     const size_t body = total - kTrailerSize;
     const uint8_t* payload = f + h.size + h.params_len;
     uint64_t payload_len = h.payload_len;
-    if (!(h.flags & kFlagZstd) && params.codec->check_crc &&
-        payload_len >= params.codec->check_crc_min) {
-        // One pass checks the payload and computes its CRC; the checksum's
-        // verdict still comes first.
+    const Codec& c = *params.codec;
+    const bool decode = into && c.decode_crc && payload_len >= c.decode_crc_min && h.count &&
+                        h.count <= into->capacity;
+    if (!(h.flags & kFlagZstd) && c.check_crc && (decode || payload_len >= c.check_crc_min)) {
+        // One pass checks the payload and computes its CRC (and decodes it);
+        // the checksum's verdict still comes first.
         uint32_t payload_crc = 0;
-        const Codec& c = *params.codec;
-        if (into && c.decode_crc && h.count && h.count <= into->capacity) {
+        if (decode) {
             st = c.decode_crc(cx.k(), params, payload, payload_len, h.count, into->out,
                               &payload_crc);
             into->done = true;

@@ -180,6 +180,11 @@ struct Table {
     // (out and *crc unspecified when false). Outputs beyond the caches may be
     // written with streaming stores.
     bool (*f32_copy_finite_crc)(const float* x, void* out, size_t n, uint32_t* crc);
+    // Its decode in one read: out = the floats of in's 4n little-endian
+    // bytes, *crc continued over those bytes (exact either way), whether
+    // every value is finite (out unspecified when false). Outputs beyond the
+    // caches may be written with streaming stores.
+    bool (*le32_copy_finite_crc)(const void* in, float* out, size_t n, uint32_t* crc);
 
     // CRC32C (Castagnoli, reflected, poly 0x82F63B78), continuing from `crc`
     // (pass 0 to start; pre/post inversion handled inside).

@@ -20,7 +20,7 @@ TEST_P(KernelTest, TableIsComplete) {
                 t.sign_accumulate_n && t.axpy && t.f32_to_f16 && t.f16_to_f32 && t.f16_accumulate &&
                 t.f16_all_finite && t.f32_to_bf16 && t.bf16_to_f32 && t.bf16_accumulate &&
                 t.bf16_all_finite && t.f16_ef_cast && t.bf16_ef_cast && t.f16_encode_finite &&
-                t.bf16_encode_finite && t.f16_encode_finite_crc && t.bf16_encode_finite_crc && t.f16_decode_finite_crc && t.bf16_decode_finite_crc && t.f32_copy_finite_crc && t.crc32c && t.topk_select && t.gap_indices && t.gap_byte_sum &&
+                t.bf16_encode_finite && t.f16_encode_finite_crc && t.bf16_encode_finite_crc && t.f16_decode_finite_crc && t.bf16_decode_finite_crc && t.f32_copy_finite_crc && t.le32_copy_finite_crc && t.crc32c && t.topk_select && t.gap_indices && t.gap_byte_sum &&
                 t.gap_scatter_add && t.gap_expand && t.expand_begin && t.expand_add &&
                 t.expand_end);
 }
