@@ -215,6 +215,21 @@ void decode_paths(const uint8_t* data, size_t size) {
     const gw_status hst = gw_frame_size(data, size, &hsize);
     std::vector<float> out(64);
     const gw_status dst = gw_decode(data, size, out.data(), out.size(), nullptr);
+    // With room for the count a format 2 header claims, large dense frames
+    // reach gw_decode's one-read path (Codec::decode_crc) whatever their
+    // payload holds: its verdict must be gw_decode_accumulate's, which checks
+    // before it adds, and a refused frame leaves acc as it was.
+    uint64_t claimed = 0;
+    if (size >= GW_FRAME_HEADER_SIZE && data[4] == 2)
+        for (int i = 7; i >= 0; --i) claimed = claimed << 8 | data[16 + i];
+    if (claimed > out.size() && claimed <= kMaxDecode) {
+        std::vector<float> dec(claimed), acc(claimed, 0.0f);
+        const gw_status bst = gw_decode(data, size, dec.data(), claimed, nullptr);
+        FUZZ_CHECK(bst == gw_decode_accumulate(data, size, 1.0f, acc.data(), claimed));
+        FUZZ_CHECK(st == GW_OK || bst != GW_OK);
+        if (bst != GW_OK)
+            for (float a : acc) FUZZ_CHECK(a == 0.0f && !std::signbit(a));
+    }
     if (st != GW_OK) {
         // Decoding sees the same bytes (exact size) and must refuse them too.
         FUZZ_CHECK(dst != GW_OK);
