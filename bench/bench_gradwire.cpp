@@ -439,13 +439,15 @@ void machines() {
         }
     // A server round: M = 4 scaled-sign frames, then the step; pushed one by
     // one, and in one gw_server_round call; one block per tensor, and (in one
-    // call) 4096-element blocks, which go in one pass. Minimal traffic: 4
+    // call) 4096- and 64-element blocks, which go in one pass. Minimal traffic: 4
     // frames in (n/8 each), the residual read and written, one frame out.
-    for (int mode : {0, 1, 2}) {
+    // 64-element blocks: the DDP hook's `ef`.
+    for (int mode : {0, 1, 2, 3}) {
         const bool at_once = mode > 0;
-        const int block = mode == 2 ? 4096 : 0;
-        add(mode == 0 ? "server_round/M4" : mode == 1 ? "server_round_call/M4"
-                                                     : "server_round_call/M4_block4096",
+        const int block = mode == 2 ? 4096 : mode == 3 ? 64 : 0;
+        add(mode == 0   ? "server_round/M4"
+            : mode == 1 ? "server_round_call/M4"
+                        : "server_round_call/M4_block" + std::to_string(block),
             8 + 5.0 / 8, [at_once, block](size_t n) {
             struct S {
                 gw_server* h = nullptr;

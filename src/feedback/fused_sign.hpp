@@ -166,25 +166,12 @@ gw_status fused_scaled_sign(const CodecParams& codec, uint64_t n, const kern::Ef
             if (s == 0.0f) std::memset(bb, 0, (d + 7) / 8);  // the canonical zero block
         }
     };
-    // Tile [off, off+tl) in one pass with a residual: each block's p, bits and
-    // momentum and |p| sum by ef_sign_defer (p stored over e), then, the block
-    // still in L1, its residual p - sign(p) s (and the same bits again).
+    // Tile [off, off+tl) in one pass with a residual: each block's p, bits,
+    // momentum and scale, then, the block still in L1, its residual.
     auto defer_tile = [&](const CombineInputs& in, uint64_t off, uint64_t tl) {
-        for (uint64_t b = 0; b < tl; b += block) {
-            const uint64_t d = tl - b < block ? tl - b : block;
-            const uint64_t i = off + b;
-            uint8_t* bb = bits + i / 8;
-            double lanes[16] = {};
-            t.ef_sign_defer(in.g + b, in.m + b, in.e + b, k, 0.0f, d, bb, e_out + i,
-                            m_out ? m_out + i : nullptr, lanes);
-            const double l1 = fold_lanes(lanes);
-            if (!std::isfinite(l1)) return false;
-            const float s = static_cast<float>(l1 / static_cast<double>(d));
-            store_le<float>(payload + l.scale_offset(i / block), s);
-            t.sign_pack_residual(e_out + i, d, s, bb, e_out + i);
-            if (s == 0.0f) std::memset(bb, 0, (d + 7) / 8);  // the canonical zero block
-        }
-        return true;
+        return t.ef_sign_blocks(in.g, in.m, in.e, k, block, tl, bits + off / 8,
+                                payload + l.scale_offset(off / block), e_out + off,
+                                m_out ? m_out + off : nullptr);
     };
     l.size(len);  // n <= GW_MAX_ELEMENTS: always fits
     if (one_pass && block < n) {

@@ -128,6 +128,13 @@ inline float load_f32(const unsigned char* p) {
 #endif
     return float_of(u);
 }
+inline void store_f32(unsigned char* p, float v) {  // load_f32's inverse
+    uint32_t u = bits_of(v);
+#if __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+    u = __builtin_bswap32(u);
+#endif
+    std::memcpy(p, &u, sizeof u);
+}
 // Payloads are little-endian.
 inline uint16_t load_le16(const unsigned char* p) { return uint16_t(p[0] | (p[1] << 8)); }
 inline void store_le16(unsigned char* p, uint16_t v) {

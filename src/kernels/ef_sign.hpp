@@ -2,16 +2,34 @@
 // step does to its result p, so p is never stored, not even to a tile in
 // cache: ef_sum_abs_lanes (pass 1: |p| into the 16 sum_abs lanes) and
 // ef_sign_step (pass 2: sign bits, residual, momentum); ef_sign_defer (both
-// in one pass, the residual left to the next read). Per element the same
-// operations as ef_combine followed by sum_abs_lanes / sign_pack_residual /
-// momentum_update (kernels.hpp), so the same bits. Scalar code, vector body,
-// table entries.
+// in one pass, the residual left to the next read); ef_sign_blocks (fixed
+// blocks in one pass, each block's residual settled while it is in L1). Per
+// element the same operations as ef_combine followed by sum_abs_lanes /
+// sign_pack_residual / momentum_update (kernels.hpp), so the same bits.
+// Scalar code, vector body, table entries.
 #pragma once
 
+#include <cmath>
+
 #include "kernels/ef.hpp"
+#include "kernels/norms.hpp"
+#include "kernels/sign.hpp"
 
 namespace gw::kern {
 namespace {
+
+// The end of one of ef_sign_blocks' blocks, its p in place and |p| in lanes:
+// the scale, then the residual (and the same bits again).
+template <class Arch>
+bool close_block(double* lanes, size_t len, unsigned char* scale, uint8_t* bits, float* p) {
+    const double l1 = Norms<ScalarArch>::fold16(lanes);
+    if (!std::isfinite(l1)) return false;
+    const float s = static_cast<float>(l1 / static_cast<double>(len));
+    store_f32(scale, s);
+    Sign<Arch>::sign_pack_residual(p, len, s, bits, p);
+    if (s == 0.0f) std::memset(bits, 0, (len + 7) / 8);  // the canonical zero block
+    return true;
+}
 
 template <class Arch>
 struct EfSign;  // vector body below; EfSign<ScalarArch> is the scalar code
@@ -81,6 +99,20 @@ struct EfSign<ScalarArch> {
     static void ef_sign_defer(const float* g, const float* m, const float* e, EfCoef c, float sp,
                               size_t n, uint8_t* bits, float* e_out, float* m_out, double* lanes) {
         defer_range(g, m, e, c, sp, 0, n, bits, e_out, m_out, lanes);
+    }
+
+    static bool ef_sign_blocks(const float* g, const float* m, const float* e, EfCoef c,
+                               size_t d, size_t n, uint8_t* bits, unsigned char* scales,
+                               float* e_out, float* m_out) {
+        for (size_t i = 0; i < n; i += d) {
+            const size_t len = std::min(d, n - i);
+            double lanes[16] = {};
+            defer_range(g + i, m + i, e + i, c, 0.0f, 0, len, bits + i / 8, e_out + i,
+                        m_out ? m_out + i : nullptr, lanes);
+            if (!close_block<ScalarArch>(lanes, len, scales + 4 * (i / d), bits + i / 8, e_out + i))
+                return false;
+        }
+        return true;
     }
 };
 
@@ -185,6 +217,59 @@ struct EfSign : VecBase<Arch> {
                                : defer_body<false>(g, m, e, c, sp, n, bits, e_out, m_out, lanes);
         S::defer_range(g, m, e, c, sp, i, n, bits, e_out, m_out, lanes);
     }
+
+    // defer_body's step by 16 elements, lanes from zero in registers per
+    // block (sp = 0 settles nothing: e - (+-0) is e), so that a 64-element
+    // block costs a few vectors and one fold rather than two table calls.
+    template <bool WithM>
+    static bool blocks_body(const float* g, const float* m, const float* e, EfCoef c, size_t d,
+                            size_t n, uint8_t* bits, unsigned char* scales, float* e_out,
+                            float* m_out) {
+        using D = typename B::D;
+        constexpr size_t NA = 16 / D::size;
+        const Coef k(c);
+        const F zero(0.0f);
+        for (size_t i = 0; i < n; i += d) {
+            const size_t len = std::min(d, n - i);
+            D acc[NA];
+            for (size_t a = 0; a < NA; ++a) acc[a] = D(0.0);
+            size_t j = i;
+            for (; j + 16 <= i + len; j += 16) {
+                B::prefetch_ahead(g, j, 16);
+                B::prefetch_ahead(m, j, 16);
+                B::prefetch_ahead(e, j, 16);
+                uint32_t word = 0;
+                unroll<16 / W>([&](auto kk) {
+                    constexpr size_t K = decltype(kk)::value;
+                    const size_t q = j + K * W;
+                    F m1;
+                    const F p = E::combine(loadf(g + q), loadf(m + q), loadf(e + q), k, m1);
+                    p.store_unaligned(e_out + q);
+                    if constexpr (WithM) m1.store_unaligned(m_out + q);
+                    D lo, hi;
+                    O::widen(F(xsimd::abs(p)), lo, hi);
+                    acc[2 * K] = acc[2 * K] + lo;
+                    acc[2 * K + 1] = acc[2 * K + 1] + hi;
+                    word |= uint32_t(O::movemask(p < zero)) << (K * W);
+                });
+                const uint16_t w16 = uint16_t(word);
+                std::memcpy(bits + j / 8, &w16, 2);  // little-endian host (common.hpp)
+            }
+            double lanes[16];
+            for (size_t a = 0; a < NA; ++a) acc[a].store_unaligned(lanes + a * D::size);
+            S::defer_range(g + i, m + i, e + i, c, 0.0f, j - i, len, bits + i / 8, e_out + i,
+                           WithM ? m_out + i : nullptr, lanes);
+            if (!close_block<Arch>(lanes, len, scales + 4 * (i / d), bits + i / 8, e_out + i))
+                return false;
+        }
+        return true;
+    }
+    static bool ef_sign_blocks(const float* g, const float* m, const float* e, EfCoef c,
+                               size_t d, size_t n, uint8_t* bits, unsigned char* scales,
+                               float* e_out, float* m_out) {
+        return m_out ? blocks_body<true>(g, m, e, c, d, n, bits, scales, e_out, m_out)
+                     : blocks_body<false>(g, m, e, c, d, n, bits, scales, e_out, m_out);
+    }
 };
 #endif  // GW_KERN_XSIMD
 
@@ -194,6 +279,7 @@ constexpr void ef_sign_entries(Table& t) {
     t.ef_sum_abs_lanes = &K::ef_sum_abs_lanes;
     t.ef_sign_step = &K::ef_sign_step;
     t.ef_sign_defer = &K::ef_sign_defer;
+    t.ef_sign_blocks = &K::ef_sign_blocks;
 }
 
 }  // namespace

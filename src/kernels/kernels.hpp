@@ -121,6 +121,16 @@ struct Table {
     // m_out m.
     void (*ef_sign_defer)(const float* g, const float* m, const float* e, EfCoef c, float sp,
                           size_t n, uint8_t* bits, float* e_out, float* m_out, double* lanes);
+    // A fixed-block step in one pass, n elements in blocks of d (a multiple of
+    // 16; the last may be shorter): per block ef_sign_defer with sp = 0 and
+    // its own zeroed lanes, the scale s = fold(lanes) / len (sum_abs's fold,
+    // the division in double, then to float) written little-endian at
+    // scales + 4 b, then sign_pack_residual(p, len, s) over e_out and, if s
+    // == 0, the block's bits zeroed. False at the first block whose sum is
+    // not finite (the blocks before it written). e_out may equal e, m_out m.
+    bool (*ef_sign_blocks)(const float* g, const float* m, const float* e, EfCoef c, size_t d,
+                           size_t n, uint8_t* bits, unsigned char* scales, float* e_out,
+                           float* m_out);
 
     // Sign bits: bit (i & 7) of byte (i >> 3) is 1 iff x[i] < 0 (so sign(0) =
     // sign(-0) = +1). Writes ceil(n/8) bytes; unused high bits of the last

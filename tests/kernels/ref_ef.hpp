@@ -8,9 +8,11 @@
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "kernels/kernels.hpp"
+#include "ref_norms.hpp"
 #include "ref_sign.hpp"
 
 #if defined(__clang__)
@@ -80,6 +82,33 @@ inline void ef_sign_defer(const float* g, const float* m, const float* e, kern::
         if (m_out) m_out[i] = m1[i];
         lanes[i % 16] = lanes[i % 16] + std::fabs(static_cast<double>(p[i]));
     }
+}
+
+// Fixed blocks of d in one pass: each block as ef_sign_defer (sp = 0) with
+// lanes from zero, its scale s = fold / len to float, little-endian at
+// scales + 4 b, its residual by sign_pack_residual, its bits zero if s == 0.
+// False at the first block whose sum is not finite.
+inline bool ef_sign_blocks(const float* g, const float* m, const float* e, kern::EfCoef c,
+                           size_t d, size_t n, uint8_t* bits, uint8_t* scales, float* e_out,
+                           float* m_out) {
+    for (size_t i = 0; i < n; i += d) {
+        const size_t len = n - i < d ? n - i : d;
+        double lanes[16] = {0.0};
+        std::vector<float> p(len), m1(len);
+        ef_sign_defer(g + i, m + i, e + i, c, 0.0f, len, bits + i / 8, p.data(), m1.data(), lanes);
+        const double l1 = fold_lanes(lanes);
+        if (!std::isfinite(l1)) return false;
+        const float s = static_cast<float>(l1 / static_cast<double>(len));
+        uint32_t u;
+        std::memcpy(&u, &s, 4);
+        for (int b = 0; b < 4; ++b) scales[4 * (i / d) + b] = uint8_t(u >> (8 * b));
+        sign_pack_residual(p.data(), len, s, bits + i / 8, e_out + i);
+        if (s == 0.0f)
+            for (size_t b = 0; b < sign_bytes(len); ++b) bits[i / 8 + b] = 0;
+        if (m_out)
+            for (size_t k = 0; k < len; ++k) m_out[i + k] = m1[k];
+    }
+    return true;
 }
 
 }  // namespace gw::ref

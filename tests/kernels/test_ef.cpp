@@ -1,10 +1,12 @@
 // Kernel family "ef" (src/kernels/ef.hpp) on every SIMD target, bit for bit
 // against ref_ef.hpp: ef_combine, momentum_update; family "ef_sign"
-// (src/kernels/ef_sign.hpp): ef_sum_abs_lanes, ef_sign_step, ef_sign_defer.
+// (src/kernels/ef_sign.hpp): ef_sum_abs_lanes, ef_sign_step, ef_sign_defer,
+// ef_sign_blocks.
 #include "fixture.hpp"
 #include "ref_ef.hpp"
 
 #include <iterator>
+#include <limits>
 
 namespace gw::ktest {
 namespace {
@@ -222,6 +224,73 @@ TEST_P(KernelTest, EfSignDefer) {
             }
         EXPECT_TRUE(in.unchanged()) << "an input was modified";
     }
+}
+
+// Fixed blocks in one pass, every block size the fused path allows at these
+// lengths (multiples of 16, the last block shorter, one block for all), in
+// place (the worker), into fresh buffers and without momentum out. A block
+// whose sum is not finite (Huge inputs overflow p) must be reported where
+// the reference reports it.
+TEST_P(KernelTest, EfSignBlocks) {
+    const size_t sizes[] = {16, 64, 256, 16384};
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        EfInputs in(c);
+        SignWant want(c.n);
+        for (size_t ki = 0; ki < std::size(kCoefs); ++ki)
+            for (size_t di = 0; di < std::size(sizes); ++di) {
+                if (thinned(c, ki, di % 2)) continue;
+                const EfCoef& k = kCoefs[ki];
+                const size_t d = sizes[di], nb = (c.n + d - 1) / d;
+                SCOPED_TRACE("mu=" + std::to_string(k.mu) + " d=" + std::to_string(d));
+                std::vector<uint8_t> want_scales(4 * nb + 1);
+                const bool want_ok =
+                    ref::ef_sign_blocks(in.g.data(), in.m.data(), in.e.data(), k, d, c.n,
+                                        want.bits.data(), want_scales.data(), want.e.data(),
+                                        want.m.data());
+                for (int mode = 0; mode < 3; ++mode) {  // in place; fresh; no momentum out
+                    if (thinned(c, ki, di % 2, mode)) continue;
+                    const bool with_m = mode != 2;
+                    SignStepIo io(c, in.m, in.e, mode == 0);
+                    Guarded scales(4 * nb, c.bmis);
+                    const bool ok = t_->ef_sign_blocks(in.gi.f(), io.m_in(), io.e_in(), k, d, c.n,
+                                                       io.bits.data(), scales.data(), io.eo.f(),
+                                                       with_m ? io.mo.f() : nullptr);
+                    ASSERT_EQ(ok, want_ok) << "mode " << mode;
+                    EXPECT_TRUE(scales.guards_intact());
+                    if (!ok) continue;
+                    want.expect(io, in, true, with_m, mode);
+                    EXPECT_TRUE(same_bytes(scales.data(), want_scales.data(), 4 * nb)) << mode;
+                }
+                if (HasFailure()) return;
+            }
+        EXPECT_TRUE(in.unchanged()) << "an input was modified";
+    }
+}
+
+// A block whose mean |p| rounds to a zero scale although p holds a negative
+// subnormal: its bits must be zeroed (the canonical zero block), its
+// residual is p itself; the next block is untouched by it.
+TEST_P(KernelTest, EfSignBlocksZeroScale) {
+    const size_t n = 96, d = 64;
+    std::vector<float> g(n, 0.0f), m(n, 0.0f), e(n, 0.0f);
+    g[5] = -std::numeric_limits<float>::denorm_min();
+    for (size_t i = d; i < n; ++i) g[i] = (i % 3 ? 1.0f : -2.0f);
+    const EfCoef k = kCoefs[0];
+    std::vector<float> we(n), wm(n), ge(e), gm(m);
+    std::vector<uint8_t> wb(n / 8), ws(8), gb(n / 8, 0xAA), gs(8, 0xAA);
+    ASSERT_TRUE(ref::ef_sign_blocks(g.data(), m.data(), e.data(), k, d, n, wb.data(), ws.data(),
+                                    we.data(), wm.data()));
+    ASSERT_TRUE(t_->ef_sign_blocks(g.data(), gm.data(), ge.data(), k, d, n, gb.data(), gs.data(),
+                                   ge.data(), gm.data()));
+    EXPECT_EQ(ws[0] | ws[1] | ws[2] | ws[3], 0) << "the first block's scale is zero";
+    EXPECT_TRUE(we[5] < 0.0f) << "its residual is p";
+    EXPECT_EQ(wb[0] | wb[1] | wb[2] | wb[3] | wb[4] | wb[5] | wb[6] | wb[7], 0);
+    EXPECT_NE(wb[8] | wb[9] | wb[10] | wb[11], 0);
+    EXPECT_TRUE(same_bytes(gb.data(), wb.data(), wb.size()));
+    EXPECT_TRUE(same_bytes(gs.data(), ws.data(), ws.size()));
+    EXPECT_TRUE(same_floats(ge.data(), we.data(), n));
+    EXPECT_TRUE(same_floats(gm.data(), wm.data(), n));
 }
 
 }  // namespace
