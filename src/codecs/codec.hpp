@@ -183,6 +183,15 @@ struct Codec {
     // kern::sign_accumulate_n pass. lo, hi as for accumulate_range.
     bool (*sign_range)(const CodecParams& p, const uint8_t* payload, uint64_t n, uint64_t lo,
                        uint64_t hi, const uint8_t** bits, float* s) = nullptr;
+    // Optional (null: never). True if elements [lo, hi) of a checked payload
+    // decode block by block, *block elements each (a multiple of 8, fewer
+    // than hi - lo) from lo on, block b to +-s_b, s_b the little-endian float
+    // at *scales + 4 b, from bits that run on across blocks from bit 0 of
+    // *bits. Lets the frames of a round with small blocks be summed by one
+    // kern::sign_accumulate_blocks pass. lo, hi as for accumulate_range.
+    bool (*sign_blocks)(const CodecParams& p, const uint8_t* payload, uint64_t n, uint64_t lo,
+                        uint64_t hi, const uint8_t** bits, const uint8_t** scales,
+                        uint64_t* block) = nullptr;
 };
 
 // Called only where a descriptor lacks a required entry point: never defined
@@ -197,7 +206,7 @@ void codec_descriptor_lacks_an_entry_point();
 //       CodecDef(GW_CODEC_SAMPLED_TOPK, "sampled_topk", kParams)  // (id, name): no parameters
 //           .entries(max_payload, encode, check, decode, accumulate)
 //           .validate(validate)                    // optional
-//           .ranges(accumulate_range, sign_range)  // optional, either may be null
+//           .ranges(accumulate_range, sign_range[, sign_blocks])  // optional, any may be null
 //           .check_crc(check_crc[, min_bytes])     // optional
 //           .decode_crc(decode_crc[, min_bytes])   // optional, with check_crc
 //           .caps(kCapStochastic);                 // optional
@@ -234,10 +243,12 @@ class CodecDef {
         return d;
     }
     constexpr CodecDef ranges(decltype(Codec::accumulate_range) accumulate_range,
-                              decltype(Codec::sign_range) sign_range) const {
+                              decltype(Codec::sign_range) sign_range,
+                              decltype(Codec::sign_blocks) sign_blocks = nullptr) const {
         CodecDef d = *this;
         d.c_.accumulate_range = accumulate_range;
         d.c_.sign_range = sign_range;
+        d.c_.sign_blocks = sign_blocks;
         return d;
     }
     constexpr CodecDef check_crc(decltype(Codec::check_crc) check_crc,

@@ -90,6 +90,12 @@ void decode(const kern::Table& kt, const CodecParams& p, const uint8_t* payload,
 void accumulate(const kern::Table& kt, const CodecParams& p, const uint8_t* payload, uint64_t,
                 uint64_t n, float alpha, float* acc) {
     const Layout l = layout(p, n);
+    if (l.block % 8 == 0) {  // the bits run on across blocks: one kernel call
+        const uint8_t* bits = payload + l.bits_offset(0);
+        const uint8_t* scales = payload + l.scale_offset(0);
+        kt.sign_accumulate_blocks(&bits, &scales, alpha, 1, l.block, n, acc);
+        return;
+    }
     for (uint64_t b = 0; b < l.blocks; ++b) {
         // alpha*(+-s) == +-(alpha*s)
         const float v = alpha * load_le<float>(payload + l.scale_offset(b));
@@ -129,12 +135,23 @@ bool sign_range(const CodecParams& p, const uint8_t* payload, uint64_t n, uint64
     return true;
 }
 
+// Blocks of a multiple of 8 elements from a block's start on, more than one.
+bool sign_blocks(const CodecParams& p, const uint8_t* payload, uint64_t n, uint64_t lo,
+                 uint64_t hi, const uint8_t** bits, const uint8_t** scales, uint64_t* block) {
+    const Layout l = layout(p, n);
+    if (l.block % 8 != 0 || lo % l.block != 0 || hi - lo <= l.block) return false;
+    *bits = payload + l.bits_offset(0) + lo / 8;
+    *scales = payload + l.scale_offset(lo / l.block);
+    *block = l.block;
+    return true;
+}
+
 }  // namespace
 
 extern constexpr Codec codec_scaled_sign =
     CodecDef(GW_CODEC_SCALED_SIGN, "scaled_sign", kParams)
         .entries(max_payload, encode, check, decode, accumulate)
-        .ranges(accumulate_range, sign_range)
+        .ranges(accumulate_range, sign_range, sign_blocks)
         .caps(kCapFusedScaledSign);
 
 gw_status scaled_sign_phi(const kern::Table& kt, const float* x, uint64_t n, uint32_t block_size,

@@ -2,14 +2,47 @@
 
 #include <cmath>
 
+#include "util/bytes.hpp"
+
 namespace gw::frame {
 namespace {
+
+// Every frame of small fixed blocks of one size (scaled sign, 64 elements:
+// the DDP hook's `ef`): kern::sign_accumulate_blocks, kSignAccumulateMax
+// frames at a time, so the tile is loaded and stored once per run rather than
+// once per frame and block. False, with nothing added, if any frame is not.
+bool add_blocks(const kern::Table& kt, const Many& m, uint64_t n, uint64_t off, uint64_t len,
+                float alpha, float* tile) {
+    const uint8_t* bits[kern::kSignAccumulateMax];
+    const uint8_t* scales[kern::kSignAccumulateMax];
+    uint64_t block = 0;
+    for (int pass = 0; pass < 2; ++pass) {  // check every frame, then add
+        size_t run = 0;
+        for (size_t j = 0; j < m.count; ++j) {
+            const View& f = m.views[j];
+            const Codec& c = *f.params.codec;
+            uint64_t b = 0;
+            if (!c.sign_blocks ||
+                !c.sign_blocks(f.params, f.payload, n, off, off + len, &bits[run], &scales[run], &b) ||
+                (block != 0 && b != block))
+                return false;
+            block = b;
+            if (pass == 1 && ++run == kern::kSignAccumulateMax) {
+                kt.sign_accumulate_blocks(bits, scales, alpha, run, block, len, tile);
+                run = 0;
+            }
+        }
+        if (pass == 1 && run) kt.sign_accumulate_blocks(bits, scales, alpha, run, block, len, tile);
+    }
+    return true;
+}
 
 // Runs of sign-bit frames (sign, scaled sign within one block) go through
 // kern::sign_accumulate_n, up to kSignAccumulateMax at a time: the tile is
 // loaded and stored once per run instead of once per frame.
 void add_range(const kern::Table& kt, const Many& m, uint64_t n, uint64_t off, uint64_t len,
                float alpha, float* tile) {
+    if (add_blocks(kt, m, n, off, len, alpha, tile)) return;
     const uint8_t* bits[kern::kSignAccumulateMax];
     float v[kern::kSignAccumulateMax];
     size_t run = 0;
@@ -60,6 +93,18 @@ double max_abs_sum(const Many& m, uint64_t n, float alpha) {
         uint64_t block = static_cast<uint64_t>(param_or(f.params, GW_PARAM_BLOCK_SIZE, 0));
         if (block == 0 || block > n) block = n;
         float top = 0.0f;
+        const uint8_t* first = nullptr;
+        const uint8_t* scales = nullptr;
+        uint64_t b = 0;
+        if (c.sign_blocks && c.sign_blocks(f.params, f.payload, n, 0, n, &first, &scales, &b)) {
+            // checked scales: finite, not negative, so a plain max is fmax
+            for (uint64_t k = 0; k < (n + b - 1) / b; ++k) {
+                const float s = load_le<float>(scales + 4 * k);
+                top = s > top ? s : top;
+            }
+            sum += std::fabs(static_cast<double>(alpha)) * top;
+            continue;
+        }
         for (uint64_t lo = 0; lo < n; lo += block) {
             const uint8_t* bits = nullptr;
             float s = 0.0f;

@@ -147,6 +147,13 @@ struct Table {
     // bit_i(bits[j]) ? -v[j] : v[j]; the same bits as m calls in turn.
     void (*sign_accumulate_n)(const uint8_t* const* bits, const float* v, size_t m, size_t n,
                               float* acc);
+    // sign_accumulate_n over blocks of d elements (d a multiple of 8; the
+    // last block may be shorter): field j's bits run on across blocks from
+    // bits[j], and block b's value is alpha * (the little-endian float at
+    // scales[j] + 4 b), the product rounded to float as accumulate's. m <=
+    // kSignAccumulateMax.
+    void (*sign_accumulate_blocks)(const uint8_t* const* bits, const unsigned char* const* scales,
+                                   float alpha, size_t m, size_t d, size_t n, float* acc);
 
     // acc[i] = acc[i] + alpha * x[i]   (t = alpha*x; acc = acc + t). x may be unaligned.
     void (*axpy)(float alpha, const void* x, float* acc, size_t n);

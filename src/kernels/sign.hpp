@@ -1,6 +1,7 @@
-// Family "sign": sign_pack, sign_pack_residual, sign_unpack, sign_accumulate
-// (bit (i & 7) of byte (i >> 3) is 1 iff x[i] < 0). Scalar code, vector body
-// (movemask / expand from Ops<A>), table entries.
+// Family "sign": sign_pack, sign_pack_residual, sign_unpack, sign_accumulate,
+// sign_accumulate_n (many fields), sign_accumulate_blocks (many fields of
+// fixed blocks, a scale each) (bit (i & 7) of byte (i >> 3) is 1 iff x[i] <
+// 0). Scalar code, vector body (movemask / expand from Ops<A>), table entries.
 #pragma once
 
 #include "kernels/common.hpp"
@@ -87,6 +88,25 @@ struct Sign<ScalarArch> {
                                   float* acc) {
         sign_accumulate_n_range(bits, v, m, 0, n, acc);
     }
+    // Block i / d's fields and values: bits[j] + i / 8, alpha * its scale.
+    static void block_fields(const uint8_t* const* bits, const unsigned char* const* scales,
+                             float alpha, size_t m, size_t d, size_t i, const uint8_t** b,
+                             float* v) {
+        for (size_t j = 0; j < m; ++j) {
+            b[j] = bits[j] + i / 8;
+            v[j] = alpha * load_f32(scales[j] + 4 * (i / d));  // what accumulate adds
+        }
+    }
+    static void sign_accumulate_blocks(const uint8_t* const* bits,
+                                       const unsigned char* const* scales, float alpha, size_t m,
+                                       size_t d, size_t n, float* acc) {
+        for (size_t i = 0; i < n; i += d) {
+            const uint8_t* b[kSignAccumulateMax];
+            float v[kSignAccumulateMax];
+            block_fields(bits, scales, alpha, m, d, i, b, v);
+            sign_accumulate_n_range(b, v, m, 0, std::min(d, n - i), acc + i);
+        }
+    }
 };
 
 #if defined(GW_KERN_XSIMD)
@@ -164,24 +184,79 @@ struct Sign : VecBase<Arch> {
     // and is stored once.
     static void sign_accumulate_n(const uint8_t* const* bits, const float* v, size_t m, size_t n,
                                   float* acc) {
-        F pos[kSignAccumulateMax], neg[kSignAccumulateMax];
-        for (size_t j = 0; j < m; ++j) {
+        with_m(m, [&](auto mm) {
+            const size_t i = accumulate_n_body<decltype(mm)::value>(bits, v, n, acc);
+            S::sign_accumulate_n_range(bits, v, m, i, n, acc);
+        });
+    }
+    static void sign_accumulate_blocks(const uint8_t* const* bits,
+                                       const unsigned char* const* scales, float alpha, size_t m,
+                                       size_t d, size_t n, float* acc) {
+        with_m(m, [&](auto mm) {
+            for (size_t i = 0; i < n; i += d) {
+                const size_t len = std::min(d, n - i);
+                const uint8_t* b[kSignAccumulateMax];
+                float v[kSignAccumulateMax];
+                S::block_fields(bits, scales, alpha, m, d, i, b, v);
+                const size_t k = accumulate_n_body<decltype(mm)::value>(b, v, len, acc + i);
+                if (k < len) S::sign_accumulate_n_range(b, v, m, k, len, acc + i);
+            }
+        });
+    }
+
+  private:
+    // f(Idx<m>{}) for m in 1..kSignAccumulateMax: the field count a constant,
+    // so the fields' values stay in registers (a runtime count kept them on
+    // the stack, and a 64-element block paid a reload per vector: 2x).
+    template <class Fn>
+    static void with_m(size_t m, Fn&& f) {
+        static_assert(kSignAccumulateMax == 8, "one case per count");
+        switch (m) {
+        case 1: return f(Idx<1>{});
+        case 2: return f(Idx<2>{});
+        case 3: return f(Idx<3>{});
+        case 4: return f(Idx<4>{});
+        case 5: return f(Idx<5>{});
+        case 6: return f(Idx<6>{});
+        case 7: return f(Idx<7>{});
+        case 8: return f(Idx<8>{});
+        default: return;  // m == 0: nothing to add
+        }
+    }
+    // 64 elements at a time, then groups of G (a 64-element block is one
+    // pass of the first loop, a 16- or 32-element one of the second).
+    template <size_t M>
+    static size_t accumulate_n_body(const uint8_t* const* bits, const float* v, size_t n,
+                                    float* acc) {
+        F pos[M], neg[M];
+        for (size_t j = 0; j < M; ++j) {
             pos[j] = F(v[j]);
             neg[j] = F(-v[j]);
         }
         size_t i = 0;
         for (; i + 64 <= n; i += 64) {
-            uint64_t word[kSignAccumulateMax];
-            for (size_t j = 0; j < m; ++j) std::memcpy(&word[j], bits[j] + i / 8, 8);
+            uint64_t word[M];
+            for (size_t j = 0; j < M; ++j) std::memcpy(&word[j], bits[j] + i / 8, 8);
             unroll<64 / W>([&](auto kk) {
                 constexpr size_t K = decltype(kk)::value;
                 F a = loadf(acc + i + K * W);
-                for (size_t j = 0; j < m; ++j)
+                for (size_t j = 0; j < M; ++j)
                     a = a + xsimd::select(O::expand(uint32_t(word[j] >> (K * W))), neg[j], pos[j]);
                 a.store_unaligned(acc + i + K * W);
             });
         }
-        S::sign_accumulate_n_range(bits, v, m, i, n, acc);
+        for (; i + G <= n; i += G) {
+            uint32_t word[M] = {};
+            for (size_t j = 0; j < M; ++j) std::memcpy(&word[j], bits[j] + i / 8, G / 8);
+            unroll<G / W>([&](auto kk) {
+                constexpr size_t K = decltype(kk)::value;
+                F a = loadf(acc + i + K * W);
+                for (size_t j = 0; j < M; ++j)
+                    a = a + xsimd::select(O::expand(word[j] >> (K * W)), neg[j], pos[j]);
+                a.store_unaligned(acc + i + K * W);
+            });
+        }
+        return i;
     }
 };
 #endif  // GW_KERN_XSIMD
@@ -194,6 +269,7 @@ constexpr void sign_entries(Table& t) {
     t.sign_unpack = &K::sign_unpack;
     t.sign_accumulate = &K::sign_accumulate;
     t.sign_accumulate_n = &K::sign_accumulate_n;
+    t.sign_accumulate_blocks = &K::sign_accumulate_blocks;
 }
 
 }  // namespace

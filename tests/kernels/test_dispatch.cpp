@@ -18,7 +18,7 @@ TEST_P(KernelTest, TableIsComplete) {
                 t.momentum_update && t.ef_sum_abs_lanes && t.ef_sign_step && t.ef_sign_defer &&
                 t.ef_sign_blocks &&
                 t.sign_pack && t.sign_pack_residual && t.sign_unpack && t.sign_accumulate &&
-                t.sign_accumulate_n && t.axpy && t.f32_to_f16 && t.f16_to_f32 && t.f16_accumulate &&
+                t.sign_accumulate_n && t.sign_accumulate_blocks && t.axpy && t.f32_to_f16 && t.f16_to_f32 && t.f16_accumulate &&
                 t.f16_all_finite && t.f32_to_bf16 && t.bf16_to_f32 && t.bf16_accumulate &&
                 t.bf16_all_finite && t.f16_ef_cast && t.bf16_ef_cast && t.f16_encode_finite &&
                 t.bf16_encode_finite && t.f16_encode_finite_crc && t.bf16_encode_finite_crc && t.f16_decode_finite_crc && t.bf16_decode_finite_crc && t.f32_copy_finite_crc && t.le32_copy_finite_crc && t.crc32c && t.topk_select && t.gap_indices && t.gap_byte_sum &&

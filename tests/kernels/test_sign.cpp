@@ -1,6 +1,6 @@
 // Kernel family "sign" (src/kernels/sign.hpp) on every SIMD target, bit for
 // bit against ref_sign.hpp: sign_pack, sign_pack_residual, sign_unpack,
-// sign_accumulate, sign_accumulate_n.
+// sign_accumulate, sign_accumulate_n, sign_accumulate_blocks.
 #include "fixture.hpp"
 #include "ref_sign.hpp"
 
@@ -129,34 +129,88 @@ TEST_P(KernelTest, SignAccumulate) {
 // m fields at once == m sign_accumulate calls in turn (each field different:
 // the case's bits rotated by j bytes and flipped by a pattern; values of both
 // signs, tiny, and zero, whose -v is -0).
+// kSignAccumulateMax distinct bit fields of a case, each held at its own
+// misalignment (ptr: what the kernels read).
+struct Fields {
+    std::vector<std::vector<uint8_t>> bits;
+    std::vector<std::unique_ptr<Exact>> held;
+    std::vector<const uint8_t*> ptr;
+    explicit Fields(const Case& c) : bits(kern::kSignAccumulateMax) {
+        const std::vector<uint8_t> b = bits_for(c);
+        for (size_t j = 0; j < bits.size(); ++j) {
+            bits[j] = b;
+            for (size_t i = 0; i < b.size(); ++i)
+                bits[j][i] = uint8_t(b[(i + j) % b.size()] ^ (0x5A * j));
+            if (c.n % 8 != 0) bits[j].back() &= uint8_t(0xFF >> (8 - c.n % 8));
+            held.emplace_back(new Exact(bits[j].data(), bits[j].size(), (c.bmis + j) % 8));
+            ptr.push_back(held.back()->data());
+        }
+    }
+};
+
 TEST_P(KernelTest, SignAccumulateN) {
     const float values[] = {0.125f, -3.0f, 1e-20f, 0.0f, 7.5f, -0.25f, 2.0f, 1e30f};
     for (const Case& c : cases()) {
         SCOPED_TRACE(describe(c));
-        const std::vector<uint8_t> b = bits_for(c);
         const auto& acc0 = input(c.dist, c.n, 1);
-        std::vector<std::vector<uint8_t>> fields(kern::kSignAccumulateMax);
-        std::vector<std::unique_ptr<Exact>> held;
-        std::vector<const uint8_t*> ptr;
-        for (size_t j = 0; j < fields.size(); ++j) {
-            fields[j] = b;
-            for (size_t i = 0; i < b.size(); ++i)
-                fields[j][i] = uint8_t(b[(i + j) % b.size()] ^ (0x5A * j));
-            if (c.n % 8 != 0) fields[j].back() &= uint8_t(0xFF >> (8 - c.n % 8));
-            held.emplace_back(new Exact(fields[j].data(), fields[j].size(), (c.bmis + j) % 8));
-            ptr.push_back(held.back()->data());
-        }
+        const Fields f(c);
         for (size_t m : {size_t(1), size_t(2), size_t(3), kern::kSignAccumulateMax}) {
             Guarded acc(4 * c.n, 4 * c.fmis);
             acc.fill_from(acc0.data());
             std::vector<float> want(acc0);
-            t_->sign_accumulate_n(ptr.data(), values, m, c.n, acc.f());
+            t_->sign_accumulate_n(f.ptr.data(), values, m, c.n, acc.f());
             for (size_t j = 0; j < m; ++j)
-                ref::sign_accumulate(fields[j].data(), c.n, values[j], want.data());
+                ref::sign_accumulate(f.bits[j].data(), c.n, values[j], want.data());
             EXPECT_TRUE(same_floats(acc.f(), want.data(), c.n)) << "m=" << m;
             EXPECT_TRUE(acc.guards_intact());
         }
         if (HasFailure()) return;
+    }
+}
+
+// Fields of fixed blocks, a little-endian scale per block and field (zero,
+// tiny, huge among them), times alpha: each block as sign_accumulate calls
+// with alpha * scale, field after field. Blocks of 8 (below a vector), 16,
+// 64 and 1000 elements, the last one shorter.
+TEST_P(KernelTest, SignAccumulateBlocks) {
+    const float picks[] = {0.125f, 3.0f, 1e-20f, 0.0f, 7.5f, 2.5e-3f, 2.0f, 1e30f, 0.7f};
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const auto& acc0 = input(c.dist, c.n, 1);
+        const Fields f(c);
+        for (size_t d : {size_t(8), size_t(16), size_t(64), size_t(1000)}) {
+            const size_t nb = (c.n + d - 1) / d;
+            std::vector<std::vector<uint8_t>> scales(kern::kSignAccumulateMax);
+            std::vector<std::unique_ptr<Exact>> held;
+            std::vector<const unsigned char*> sp;
+            for (size_t j = 0; j < scales.size(); ++j) {
+                for (size_t b = 0; b < nb; ++b) {
+                    const uint32_t u = fbits(picks[(b * 7 + j * 3) % std::size(picks)]);
+                    for (int k = 0; k < 4; ++k) scales[j].push_back(uint8_t(u >> (8 * k)));
+                }
+                held.emplace_back(new Exact(scales[j].data(), scales[j].size(), (c.bmis + j) % 4));
+                sp.push_back(held.back()->data());
+            }
+            for (size_t m : {size_t(1), size_t(3), kern::kSignAccumulateMax})
+                for (float alpha : {0.25f, 1.0f}) {
+                    if (c.n == kBig && (m == 3 || d == 8)) continue;
+                    Guarded acc(4 * c.n, 4 * c.fmis);
+                    acc.fill_from(acc0.data());
+                    std::vector<float> want(acc0);
+                    t_->sign_accumulate_blocks(f.ptr.data(), sp.data(), alpha, m, d, c.n, acc.f());
+                    for (size_t i = 0; i < c.n; i += d)
+                        for (size_t j = 0; j < m; ++j) {
+                            float s;
+                            std::memcpy(&s, scales[j].data() + 4 * (i / d), 4);  // LE host
+                            ref::sign_accumulate(f.bits[j].data() + i / 8, std::min(d, c.n - i),
+                                                 alpha * s, want.data() + i);
+                        }
+                    EXPECT_TRUE(same_floats(acc.f(), want.data(), c.n))
+                        << "d=" << d << " m=" << m << " alpha=" << alpha;
+                    EXPECT_TRUE(acc.guards_intact());
+                }
+            if (HasFailure()) return;
+        }
     }
 }
 
