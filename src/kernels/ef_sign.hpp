@@ -171,6 +171,22 @@ struct EfSign : VecBase<Arch> {
         S::sign_step_range(g, m, e, c, s, i, n, bits, e_out, m_out);
     }
 
+    // One vector of the defer pass at j, e already settled (ev): p and m1
+    // stored, |p| widened into the lane pair lo, hi; returns p's sign mask.
+    template <bool WithM, class D>
+    static uint32_t defer_vec(const float* g, const float* m, const F& ev, const Coef& k,
+                              size_t j, float* e_out, float* m_out, D& lo, D& hi) {
+        F m1;
+        const F p = E::combine(loadf(g + j), loadf(m + j), ev, k, m1);
+        p.store_unaligned(e_out + j);
+        if constexpr (WithM) m1.store_unaligned(m_out + j);
+        D a, b;
+        O::widen(F(xsimd::abs(p)), a, b);
+        lo = lo + a;
+        hi = hi + b;
+        return uint32_t(O::movemask(p < F(0.0f)));
+    }
+
     // pack_bits's 64-element words with the |p| sum of add_lanes16: element
     // j + K W goes to lanes of accumulator pair 2 (K mod 16/W), in order.
     template <bool WithM>
@@ -195,16 +211,9 @@ struct EfSign : VecBase<Arch> {
                 constexpr size_t A = 2 * (K % (16 / W));
                 const size_t j = i + K * W;
                 const F ev = loadf(e + j);
-                F m1;
-                const F p = E::combine(loadf(g + j), loadf(m + j),
-                                       ev - xsimd::select(ev < zero, neg, pos), k, m1);
-                p.store_unaligned(e_out + j);
-                if constexpr (WithM) m1.store_unaligned(m_out + j);
-                D lo, hi;
-                O::widen(F(xsimd::abs(p)), lo, hi);
-                acc[A] = acc[A] + lo;
-                acc[A + 1] = acc[A + 1] + hi;
-                word |= uint64_t(O::movemask(p < zero)) << (K * W);
+                const uint64_t lt = defer_vec<WithM>(g, m, ev - xsimd::select(ev < zero, neg, pos),
+                                                     k, j, e_out, m_out, acc[A], acc[A + 1]);
+                word |= lt << (K * W);
             });
             std::memcpy(bits + i / 8, &word, 8);  // little-endian host (common.hpp)
         }
@@ -228,7 +237,6 @@ struct EfSign : VecBase<Arch> {
         using D = typename B::D;
         constexpr size_t NA = 16 / D::size;
         const Coef k(c);
-        const F zero(0.0f);
         for (size_t i = 0; i < n; i += d) {
             const size_t len = std::min(d, n - i);
             D acc[NA];
@@ -242,15 +250,9 @@ struct EfSign : VecBase<Arch> {
                 unroll<16 / W>([&](auto kk) {
                     constexpr size_t K = decltype(kk)::value;
                     const size_t q = j + K * W;
-                    F m1;
-                    const F p = E::combine(loadf(g + q), loadf(m + q), loadf(e + q), k, m1);
-                    p.store_unaligned(e_out + q);
-                    if constexpr (WithM) m1.store_unaligned(m_out + q);
-                    D lo, hi;
-                    O::widen(F(xsimd::abs(p)), lo, hi);
-                    acc[2 * K] = acc[2 * K] + lo;
-                    acc[2 * K + 1] = acc[2 * K + 1] + hi;
-                    word |= uint32_t(O::movemask(p < zero)) << (K * W);
+                    word |= defer_vec<WithM>(g, m, loadf(e + q), k, q, e_out, m_out, acc[2 * K],
+                                             acc[2 * K + 1])
+                            << (K * W);
                 });
                 const uint16_t w16 = uint16_t(word);
                 std::memcpy(bits + j / 8, &w16, 2);  // little-endian host (common.hpp)
