@@ -22,8 +22,8 @@ bool add_blocks(const kern::Table& kt, const Many& m, uint64_t n, uint64_t off, 
             const View& f = m.views[j];
             const Codec& c = *f.params.codec;
             uint64_t b = 0;
-            if (!c.sign_blocks ||
-                !c.sign_blocks(f.params, f.payload, n, off, off + len, &bits[run], &scales[run], &b) ||
+            if (!c.sign_blocks || !c.sign_blocks(f.params, f.payload, n, off, off + len,
+                                                 &bits[run], &scales[run], &b) ||
                 (block != 0 && b != block))
                 return false;
             block = b;

@@ -200,8 +200,11 @@ TEST_P(KernelTest, SignAccumulateBlocks) {
                     t_->sign_accumulate_blocks(f.ptr.data(), sp.data(), alpha, m, d, c.n, acc.f());
                     for (size_t i = 0; i < c.n; i += d)
                         for (size_t j = 0; j < m; ++j) {
+                            const uint8_t* q = scales[j].data() + 4 * (i / d);
+                            const uint32_t u = uint32_t(q[0]) | uint32_t(q[1]) << 8 |
+                                               uint32_t(q[2]) << 16 | uint32_t(q[3]) << 24;
                             float s;
-                            std::memcpy(&s, scales[j].data() + 4 * (i / d), 4);  // LE host
+                            std::memcpy(&s, &u, 4);
                             ref::sign_accumulate(f.bits[j].data() + i / 8, std::min(d, c.n - i),
                                                  alpha * s, want.data() + i);
                         }
