@@ -170,6 +170,10 @@ std::vector<RoundCase> round_cases() {
          codec(GW_CODEC_SCALED_SIGN, 4096), 1},
         {"scaled_sign 100 (tiled sum, whole encode)", codec(GW_CODEC_SCALED_SIGN, 100),
          codec(GW_CODEC_SCALED_SIGN, 100), 1},
+        // The DDP hook's blocks: the round sums its frames 8 at a time block by
+        // block (sign_accumulate_blocks), the pushes one frame at a time.
+        {"scaled_sign 64 (fused, blocks summed)", codec(GW_CODEC_SCALED_SIGN, 64),
+         codec(GW_CODEC_SCALED_SIGN, 64), 1},
         {"scaled_sign, no error feedback", codec(GW_CODEC_SCALED_SIGN), codec(GW_CODEC_SIGN), 0},
         {"majority vote", codec(GW_CODEC_SIGN), codec(GW_CODEC_SIGN), 0},
         {"fp16 pushes, scaled_sign broadcast", codec(GW_CODEC_SCALED_SIGN, 4096),
@@ -201,12 +205,14 @@ TEST(ServerRound, MatchesPushesThenStepForEveryWorkerCount) {
         }
 }
 
-// The push path, now tiled, against the paper's reference over several tiles.
+// The push path, now tiled, against the paper's reference over several tiles
+// (its pushes decoded by gw_decode, block by block). 64-element blocks with 11
+// frames: a round sums them 8, then 3, at a time.
 TEST(ServerRound, PushesAndRoundsMatchTheReferenceAcrossTiles) {
     const size_t n = 50001;
-    const uint32_t M = 3;
-    for (uint32_t block : {0u, 100u, 4096u})
+    for (uint32_t block : {0u, 64u, 100u, 4096u})
         gwtest::for_each_target([&](gw_simd_target) {
+            const uint32_t M = block == 64 ? 11 : 3;
             Server a(n, 0, n, M, codec(GW_CODEC_SCALED_SIGN, block), 1);
             Server b(n, 0, n, M, codec(GW_CODEC_SCALED_SIGN, block), 1);
             ref::Server r(n, true);
@@ -408,7 +414,7 @@ TEST(ServerRound, RandomMagnitudesMatchPushes) {
     std::vector<Vec> base;
     for (int t = 0; t < 12; ++t)
         for (uint32_t j = 0; j < 16; ++j) base.push_back(random_floats(n, 100 * t + j));
-    for (uint32_t block : {1024u, 0u}) {
+    for (uint32_t block : {1024u, 64u, 0u}) {
         const Spec c = codec(GW_CODEC_SCALED_SIGN, block);
         std::mt19937 rng(5);
         int ok = 0, refused = 0;
