@@ -318,8 +318,16 @@ void codecs() {
     gw_codec_list(nullptr, 0, &count);
     std::vector<gw_codec_id> ids(count);
     gw_codec_list(ids.data(), count, &count);
+    // Each codec with its default parameters, and scaled sign also with the
+    // DDP hook's 64-element blocks (docs/distributed.md).
+    std::vector<std::pair<gw_codec_id, uint32_t>> variants;
     for (gw_codec_id id : ids) {
-        const std::string name = gw_codec_name(id);
+        variants.push_back({id, 0});
+        if (id == GW_CODEC_SCALED_SIGN) variants.push_back({id, 64});
+    }
+    for (const auto& [id, block] : variants) {
+        const std::string name =
+            std::string(gw_codec_name(id)) + (block ? "_block" + std::to_string(block) : "");
         struct Ctx {
             gw_codec_spec* spec = nullptr;
             Buf<float> x, out;
@@ -327,9 +335,10 @@ void codecs() {
             size_t written = 0;
             ~Ctx() { gw_codec_spec_free(spec); }
         };
-        auto make_ctx = [id](size_t n) {
+        auto make_ctx = [id = id, block = block](size_t n) {
             auto c = std::make_shared<Ctx>();
             gw_codec_spec_create(&c->spec, id);
+            if (block) gw_codec_spec_set(c->spec, GW_PARAM_BLOCK_SIZE, block);
             if (id == GW_CODEC_INDEX || id == GW_CODEC_CHUNK_TOPK)
                 gw_codec_spec_set(c->spec, GW_PARAM_CHUNK_SIZE, 4096);
             // The default threshold (1e-3) keeps 99.9% of these N(0, 1) values;

@@ -399,6 +399,28 @@ TEST(Frame, ZeroScaleWithSignBitsIsNotCanonical) {
     EXPECT_EQ(g[po + 12], 0);
     EXPECT_EQ(g[po + 13], 0);
     EXPECT_EQ(g[po + 14], 0);
+    // Blocks of a multiple of 8 (the DDP hook's 64) are encoded and checked by
+    // other code: a zero block in the middle, all -0 with a tiny negative
+    // value, gets clear bits, and a set bit there is refused; so is a padding
+    // bit of the last block (130 = 2 x 64 + 2).
+    std::vector<float> y = gwtest::random_floats(130, 3);
+    for (size_t i = 64; i < 128; ++i) y[i] = -0.0f;
+    y[70] = -1e-45f;
+    auto h = gwtest::encode(codec(GW_CODEC_SCALED_SIGN, 64), y);
+    const size_t ph = payload_offset(h), bits1 = ph + 3 * 4 + 8;
+    EXPECT_EQ(gwtest::get_le32(&h[ph + 4]), 0u) << "the middle block's scale";
+    for (size_t k = 0; k < 8; ++k) EXPECT_EQ(h[bits1 + k], 0) << k;
+    EXPECT_EQ(gw_decode(h.data(), h.size(), y.data(), y.size(), nullptr), GW_OK);
+    for (uint8_t bit : {uint8_t(0x01), uint8_t(0x40)}) {
+        auto bad = h;
+        bad[bits1 + 3] |= bit;
+        refresh_crc(bad);
+        expect_rejected(bad, GW_ERR_FRAME_PAYLOAD, 130);
+    }
+    auto pad = gwtest::encode(codec(GW_CODEC_SCALED_SIGN, 64), gwtest::random_floats(130, 4));
+    pad[ph + 3 * 4 + 16] |= 0x04;  // the last block's third bit: it has 2 elements
+    refresh_crc(pad);
+    expect_rejected(pad, GW_ERR_FRAME_PAYLOAD, 130);
 }
 
 TEST(Frame, EmptyTensorsRoundTrip) {

@@ -137,12 +137,13 @@ struct Codec {
     bool (*max_payload)(const CodecParams& p, uint64_t n, uint64_t* bytes) = nullptr;
     // Encode x[0..n) into payload (room for max_payload bytes), set *len to
     // the bytes written. If residual is non-null also write residual[i] =
-    // x[i] - decoded[i] (residual may equal x). Returns GW_ERR_NONFINITE
-    // before writing anything if x holds NaN/Inf. Returns GW_ERR_OVERFLOW if
-    // a residual element would not be finite (a decoded value of the other
-    // sign, e.g. the 1-bit quantizer's): found in the pass that writes it, so
-    // the residual may be partly written; state machines pass a scratch
-    // residual and keep it only on success.
+    // x[i] - decoded[i] (residual may equal x). Returns GW_ERR_NONFINITE if
+    // x holds NaN/Inf, GW_ERR_OVERFLOW if a residual element would not be
+    // finite (a decoded value of the other sign, e.g. the 1-bit quantizer's).
+    // Either may be found in the pass that writes (scaled sign's small
+    // blocks are checked as they are encoded), so on error the payload and
+    // the residual hold unspecified values: the frame buffer is output-only,
+    // and state machines pass a scratch residual and keep it only on success.
     gw_status (*encode)(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                         uint8_t* payload, uint64_t* len, float* residual) = nullptr;
     // Validate an untrusted payload of `len` bytes for n elements: GW_OK,

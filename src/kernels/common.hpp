@@ -184,6 +184,9 @@ inline void unroll(Fn&& f) {
 //   div(a, b)           a / b, one correctly rounded IEEE division per lane
 //                       (xsimd 8.1's NEON division is a reciprocal estimate)
 //   floor(v)            floor, exact
+//   fold(d)             the lanes of d summed by halves: the upper half added
+//                       to the lower until one lane is left (Norms::fold16's
+//                       last steps, in registers)
 // ---------------------------------------------------------------------------
 template <class A>
 struct Ops;
@@ -231,6 +234,10 @@ struct Ops128 {
     }
     static F div(const F& a, const F& b) { return a / b; }
     static F floor(const F& v) { return xsimd::floor(v); }
+    static double fold(const D& d) {
+        const __m128d v = d;
+        return _mm_cvtsd_f64(_mm_add_sd(v, _mm_unpackhi_pd(v, v)));
+    }
 };
 
 template <>
@@ -323,6 +330,11 @@ struct Ops<xsimd::avx2> {
     }
     static F div(const F& a, const F& b) { return a / b; }
     static F floor(const F& v) { return xsimd::floor(v); }
+    static double fold(const D& d) {
+        const __m256d v = d;
+        const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));
+        return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+    }
 };
 #endif  // __AVX2__
 
@@ -368,6 +380,12 @@ struct Ops<xsimd::avx512bw> {
     }
     static F div(const F& a, const F& b) { return a / b; }
     static F floor(const F& v) { return xsimd::floor(v); }
+    static double fold(const D& d) {
+        const __m512d v = d;
+        const __m256d q = _mm256_add_pd(_mm512_castpd512_pd256(v), _mm512_extractf64x4_pd(v, 1));
+        const __m128d h = _mm_add_pd(_mm256_castpd256_pd128(q), _mm256_extractf128_pd(q, 1));
+        return _mm_cvtsd_f64(_mm_add_sd(h, _mm_unpackhi_pd(h, h)));
+    }
 };
 #endif  // AVX-512
 
@@ -441,6 +459,10 @@ struct Ops<xsimd::neon64> {
     static F floor(const F& v) {
         const float32x4_t r = v;
         return F(vrndmq_f32(r));
+    }
+    static double fold(const D& d) {
+        const float64x2_t v = d;
+        return vgetq_lane_f64(v, 0) + vgetq_lane_f64(v, 1);
     }
 };
 #endif  // __aarch64__ && __ARM_NEON
@@ -542,6 +564,16 @@ struct VecBase {
         for (; i + 16 <= n; i += 16) block(i);
         for (size_t a = 0; a < NA; ++a) acc[a].store_unaligned(lanes + a * D::size);
         return i;
+    }
+
+    // Norms::fold16 of the 16 lanes in add_lanes16's accumulators (lane
+    // a D::size + t in acc[a][t]), in registers: each step adds the upper
+    // half of the lanes to the lower, the same additions in the same order.
+    // acc is consumed.
+    static double fold_acc(D* acc) {
+        for (size_t h = 16 / D::size / 2; h >= 1; h /= 2)
+            for (size_t a = 0; a < h; ++a) acc[a] = acc[a] + acc[a + h];
+        return O::fold(acc[0]);
     }
 
     // Sign bits of kernels.hpp from mask(j), the W-bit movemask of elements

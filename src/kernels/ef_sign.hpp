@@ -6,7 +6,9 @@
 // blocks in one pass, each block's residual settled while it is in L1). Per
 // element the same operations as ef_combine followed by sum_abs_lanes /
 // sign_pack_residual / momentum_update (kernels.hpp), so the same bits.
-// Scalar code, vector body, table entries.
+// scaled_sign_blocks is the same block close without the combine: the
+// scaled-sign codec's encode of fixed blocks. Scalar code, vector body,
+// table entries.
 #pragma once
 
 #include <cmath>
@@ -18,15 +20,19 @@
 namespace gw::kern {
 namespace {
 
-// The end of one of ef_sign_blocks' blocks, its p in place and |p| in lanes:
-// the scale, then the residual (and the same bits again).
+// The end of a block of p whose |p| sums to l1: the scale, then the bits
+// and, if e is not null, the residual into e (ef_sign_blocks: in place, the
+// same bits again).
 template <class Arch>
-bool close_block(double* lanes, size_t len, unsigned char* scale, uint8_t* bits, float* p) {
-    const double l1 = Norms<ScalarArch>::fold16(lanes);
+bool close_block(double l1, size_t len, unsigned char* scale, uint8_t* bits, const float* p,
+                 float* e) {
     if (!std::isfinite(l1)) return false;
     const float s = static_cast<float>(l1 / static_cast<double>(len));
     store_f32(scale, s);
-    Sign<Arch>::sign_pack_residual(p, len, s, bits, p);
+    if (e)
+        Sign<Arch>::sign_pack_residual(p, len, s, bits, e);
+    else
+        Sign<Arch>::sign_pack(p, len, bits);
     if (s == 0.0f) std::memset(bits, 0, (len + 7) / 8);  // the canonical zero block
     return true;
 }
@@ -104,12 +110,26 @@ struct EfSign<ScalarArch> {
     static bool ef_sign_blocks(const float* g, const float* m, const float* e, EfCoef c,
                                size_t d, size_t n, uint8_t* bits, unsigned char* scales,
                                float* e_out, float* m_out) {
-        for (size_t i = 0; i < n; i += d) {
+        for (size_t i = 0, b = 0; i < n; i += d, ++b) {
             const size_t len = std::min(d, n - i);
             double lanes[16] = {};
             defer_range(g + i, m + i, e + i, c, 0.0f, 0, len, bits + i / 8, e_out + i,
                         m_out ? m_out + i : nullptr, lanes);
-            if (!close_block<ScalarArch>(lanes, len, scales + 4 * (i / d), bits + i / 8, e_out + i))
+            if (!close_block<ScalarArch>(Norms<ScalarArch>::fold16(lanes), len, scales + 4 * b,
+                                         bits + i / 8, e_out + i, e_out + i))
+                return false;
+        }
+        return true;
+    }
+
+    static bool scaled_sign_blocks(const float* x, size_t d, size_t n, uint8_t* bits,
+                                   unsigned char* scales, float* e) {
+        for (size_t i = 0, b = 0; i < n; i += d, ++b) {
+            const size_t len = std::min(d, n - i);
+            double lanes[16] = {};
+            Norms<ScalarArch>::sum_abs_range(x + i, 0, len, lanes);
+            if (!close_block<ScalarArch>(Norms<ScalarArch>::fold16(lanes), len, scales + 4 * b,
+                                         bits + i / 8, x + i, e ? e + i : nullptr))
                 return false;
         }
         return true;
@@ -237,7 +257,7 @@ struct EfSign : VecBase<Arch> {
         using D = typename B::D;
         constexpr size_t NA = 16 / D::size;
         const Coef k(c);
-        for (size_t i = 0; i < n; i += d) {
+        for (size_t i = 0, b = 0; i < n; i += d, ++b) {
             const size_t len = std::min(d, n - i);
             D acc[NA];
             for (size_t a = 0; a < NA; ++a) acc[a] = D(0.0);
@@ -257,11 +277,18 @@ struct EfSign : VecBase<Arch> {
                 const uint16_t w16 = uint16_t(word);
                 std::memcpy(bits + j / 8, &w16, 2);  // little-endian host (common.hpp)
             }
-            double lanes[16];
-            for (size_t a = 0; a < NA; ++a) acc[a].store_unaligned(lanes + a * D::size);
-            S::defer_range(g + i, m + i, e + i, c, 0.0f, j - i, len, bits + i / 8, e_out + i,
-                           WithM ? m_out + i : nullptr, lanes);
-            if (!close_block<Arch>(lanes, len, scales + 4 * (i / d), bits + i / 8, e_out + i))
+            double l1;
+            if (j == i + len) {
+                l1 = B::fold_acc(acc);
+            } else {  // a last block of a length not a multiple of 16
+                alignas(64) double lanes[16];
+                for (size_t a = 0; a < NA; ++a) acc[a].store_unaligned(lanes + a * D::size);
+                S::defer_range(g + i, m + i, e + i, c, 0.0f, j - i, len, bits + i / 8, e_out + i,
+                               WithM ? m_out + i : nullptr, lanes);
+                l1 = Norms<ScalarArch>::fold16(lanes);
+            }
+            if (!close_block<Arch>(l1, len, scales + 4 * b, bits + i / 8, e_out + i,
+                                   e_out + i))
                 return false;
         }
         return true;
@@ -271,6 +298,44 @@ struct EfSign : VecBase<Arch> {
                                float* e_out, float* m_out) {
         return m_out ? blocks_body<true>(g, m, e, c, d, n, bits, scales, e_out, m_out)
                      : blocks_body<false>(g, m, e, c, d, n, bits, scales, e_out, m_out);
+    }
+
+    // Norms::sum_lanes per block with its lanes from zero in registers (as
+    // blocks_body's), then the block's close while it is in L1: x is read
+    // from memory once where the codec's two passes read it twice.
+    static bool scaled_sign_blocks(const float* x, size_t d, size_t n, uint8_t* bits,
+                                   unsigned char* scales, float* e) {
+        using D = typename B::D;
+        constexpr size_t NA = 16 / D::size;
+        for (size_t i = 0, b = 0; i < n; i += d, ++b) {
+            const size_t len = std::min(d, n - i);
+            D acc[NA];
+            for (size_t a = 0; a < NA; ++a) acc[a] = D(0.0);
+            size_t j = i;
+            for (; j + 16 <= i + len; j += 16) {
+                B::prefetch_ahead(x, j, 16);
+                unroll<16 / W>([&](auto kk) {
+                    constexpr size_t K = decltype(kk)::value;
+                    D lo, hi;
+                    O::widen(F(xsimd::abs(loadf(x + j + K * W))), lo, hi);
+                    acc[2 * K] = acc[2 * K] + lo;
+                    acc[2 * K + 1] = acc[2 * K + 1] + hi;
+                });
+            }
+            double l1;
+            if (j == i + len) {
+                l1 = B::fold_acc(acc);
+            } else {  // a block of a length not a multiple of 16
+                alignas(64) double lanes[16];
+                for (size_t a = 0; a < NA; ++a) acc[a].store_unaligned(lanes + a * D::size);
+                Norms<ScalarArch>::sum_abs_range(x + i, j - i, len, lanes);
+                l1 = Norms<ScalarArch>::fold16(lanes);
+            }
+            if (!close_block<Arch>(l1, len, scales + 4 * b, bits + i / 8, x + i,
+                                   e ? e + i : nullptr))
+                return false;
+        }
+        return true;
     }
 };
 #endif  // GW_KERN_XSIMD
@@ -282,6 +347,7 @@ constexpr void ef_sign_entries(Table& t) {
     t.ef_sign_step = &K::ef_sign_step;
     t.ef_sign_defer = &K::ef_sign_defer;
     t.ef_sign_blocks = &K::ef_sign_blocks;
+    t.scaled_sign_blocks = &K::scaled_sign_blocks;
 }
 
 }  // namespace

@@ -131,6 +131,15 @@ struct Table {
     bool (*ef_sign_blocks)(const float* g, const float* m, const float* e, EfCoef c, size_t d,
                            size_t n, uint8_t* bits, unsigned char* scales, float* e_out,
                            float* m_out);
+    // The scaled-sign codec's encode of fixed blocks in one pass, n elements
+    // in blocks of d (a multiple of 8; the last may be shorter): per block
+    // s = sum_abs(x_b) / len (the division in double, then to float) written
+    // little-endian at scales + 4 b, then sign_pack(x_b) or, if e is not
+    // null, sign_pack_residual(x_b, s) into e_b, and if s == 0 the block's
+    // bits zeroed. False at the first block whose sum is not finite (the
+    // blocks before it written). e may equal x.
+    bool (*scaled_sign_blocks)(const float* x, size_t d, size_t n, uint8_t* bits,
+                               unsigned char* scales, float* e);
 
     // Sign bits: bit (i & 7) of byte (i >> 3) is 1 iff x[i] < 0 (so sign(0) =
     // sign(-0) = +1). Writes ceil(n/8) bytes; unused high bits of the last
@@ -140,6 +149,11 @@ struct Table {
     void (*sign_pack_residual)(const float* x, size_t n, float s, uint8_t* bits, float* e);
     // out[i] = bit_i ? -s : s
     void (*sign_unpack)(const uint8_t* bits, size_t n, float s, float* out);
+    // sign_unpack over blocks of d elements (d a multiple of 8; the last
+    // block may be shorter): the bits run on across blocks, block b's s is
+    // the little-endian float at scales + 4 b.
+    void (*sign_unpack_blocks)(const uint8_t* bits, const unsigned char* scales, size_t d,
+                               size_t n, float* out);
     // acc[i] = acc[i] + (bit_i ? -v : v)
     void (*sign_accumulate)(const uint8_t* bits, size_t n, float v, float* acc);
     // sign_accumulate of m <= kSignAccumulateMax bit fields in order, in one

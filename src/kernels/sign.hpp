@@ -1,4 +1,5 @@
-// Family "sign": sign_pack, sign_pack_residual, sign_unpack, sign_accumulate,
+// Family "sign": sign_pack, sign_pack_residual, sign_unpack,
+// sign_unpack_blocks (fixed blocks, a scale each), sign_accumulate,
 // sign_accumulate_n (many fields), sign_accumulate_blocks (many fields of
 // fixed blocks, a scale each) (bit (i & 7) of byte (i >> 3) is 1 iff x[i] <
 // 0). Scalar code, vector body (movemask / expand from Ops<A>), table entries.
@@ -60,6 +61,12 @@ struct Sign<ScalarArch> {
     static void sign_unpack(const uint8_t* bits, size_t n, float s, float* out) {
         sign_unpack_range(bits, 0, n, s, out);
     }
+    static void sign_unpack_blocks(const uint8_t* bits, const unsigned char* scales, size_t d,
+                                   size_t n, float* out) {
+        for (size_t i = 0, b = 0; i < n; i += d, ++b)
+            sign_unpack_range(bits + i / 8, 0, std::min(d, n - i), load_f32(scales + 4 * b),
+                              out + i);
+    }
 
     static void sign_accumulate_range(const uint8_t* bits, size_t i0, size_t n, float v,
                                       float* acc) {
@@ -88,22 +95,24 @@ struct Sign<ScalarArch> {
                                   float* acc) {
         sign_accumulate_n_range(bits, v, m, 0, n, acc);
     }
-    // Block i / d's fields and values: bits[j] + i / 8, alpha * its scale.
+    // Block blk's fields and values, its first element i: bits[j] + i / 8,
+    // alpha * its scale. (The block's index is counted, not i / d: a 64-bit
+    // division per block was a tenth of a 64-element block's time.)
     static void block_fields(const uint8_t* const* bits, const unsigned char* const* scales,
-                             float alpha, size_t m, size_t d, size_t i, const uint8_t** b,
+                             float alpha, size_t m, size_t i, size_t blk, const uint8_t** b,
                              float* v) {
         for (size_t j = 0; j < m; ++j) {
             b[j] = bits[j] + i / 8;
-            v[j] = alpha * load_f32(scales[j] + 4 * (i / d));  // what accumulate adds
+            v[j] = alpha * load_f32(scales[j] + 4 * blk);  // what accumulate adds
         }
     }
     static void sign_accumulate_blocks(const uint8_t* const* bits,
                                        const unsigned char* const* scales, float alpha, size_t m,
                                        size_t d, size_t n, float* acc) {
-        for (size_t i = 0; i < n; i += d) {
+        for (size_t i = 0, blk = 0; i < n; i += d, ++blk) {
             const uint8_t* b[kSignAccumulateMax];
             float v[kSignAccumulateMax];
-            block_fields(bits, scales, alpha, m, d, i, b, v);
+            block_fields(bits, scales, alpha, m, i, blk, b, v);
             sign_accumulate_n_range(b, v, m, 0, std::min(d, n - i), acc + i);
         }
     }
@@ -171,6 +180,13 @@ struct Sign : VecBase<Arch> {
         });
         S::sign_unpack_range(bits, i, n, s, out);
     }
+    // Inlined per block: a 64-element block is one pass of unpack_loop's
+    // first loop, where a table call per block cost as much again.
+    static void sign_unpack_blocks(const uint8_t* bits, const unsigned char* scales, size_t d,
+                                   size_t n, float* out) {
+        for (size_t i = 0, b = 0; i < n; i += d, ++b)
+            sign_unpack(bits + i / 8, std::min(d, n - i), load_f32(scales + 4 * b), out + i);
+    }
 
     static void sign_accumulate(const uint8_t* bits, size_t n, float v, float* acc) {
         const F pos(v), neg(-v);
@@ -193,11 +209,11 @@ struct Sign : VecBase<Arch> {
                                        const unsigned char* const* scales, float alpha, size_t m,
                                        size_t d, size_t n, float* acc) {
         with_m(m, [&](auto mm) {
-            for (size_t i = 0; i < n; i += d) {
+            for (size_t i = 0, blk = 0; i < n; i += d, ++blk) {
                 const size_t len = std::min(d, n - i);
                 const uint8_t* b[kSignAccumulateMax];
                 float v[kSignAccumulateMax];
-                S::block_fields(bits, scales, alpha, m, d, i, b, v);
+                S::block_fields(bits, scales, alpha, m, i, blk, b, v);
                 const size_t k = accumulate_n_body<decltype(mm)::value>(b, v, len, acc + i);
                 if (k < len) S::sign_accumulate_n_range(b, v, m, k, len, acc + i);
             }
@@ -267,6 +283,7 @@ constexpr void sign_entries(Table& t) {
     t.sign_pack = &K::sign_pack;
     t.sign_pack_residual = &K::sign_pack_residual;
     t.sign_unpack = &K::sign_unpack;
+    t.sign_unpack_blocks = &K::sign_unpack_blocks;
     t.sign_accumulate = &K::sign_accumulate;
     t.sign_accumulate_n = &K::sign_accumulate_n;
     t.sign_accumulate_blocks = &K::sign_accumulate_blocks;

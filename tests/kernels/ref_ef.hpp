@@ -1,7 +1,7 @@
 // Plain scalar reference for the "ef" kernel family (src/kernels/ef.hpp):
 // ef_combine and momentum_update, in the operation order of kernels.hpp, and
 // family "ef_sign" (src/kernels/ef_sign.hpp) as what it fuses: p in full,
-// then the norms and sign references on it. Simple loops, no tricks,
+// then the norms and sign references on it (scaled_sign_blocks: on x). Simple loops, no tricks,
 // deliberately independent of the kernel code.
 #pragma once
 
@@ -107,6 +107,30 @@ inline bool ef_sign_blocks(const float* g, const float* m, const float* e, kern:
             for (size_t b = 0; b < sign_bytes(len); ++b) bits[i / 8 + b] = 0;
         if (m_out)
             for (size_t k = 0; k < len; ++k) m_out[i + k] = m1[k];
+    }
+    return true;
+}
+
+// The scaled-sign codec's encode of fixed blocks (docs/algorithms.md s.1):
+// scale_b = ||x_b||_1 / d_b from sum_abs, little-endian at scales + 4 b, the
+// block's sign bits (all clear where the scale is 0) and, if e is not null,
+// e_b = x_b - C(x_b). False at the first block whose L1 norm is not finite,
+// the blocks before it written.
+inline bool scaled_sign_blocks(const float* x, size_t d, size_t n, uint8_t* bits, uint8_t* scales,
+                               float* e) {
+    for (size_t i = 0, b = 0; i < n; i += d, ++b) {
+        const size_t len = n - i < d ? n - i : d;
+        const double l1 = sum_abs(x + i, len);
+        if (!std::isfinite(l1)) return false;
+        const float s = static_cast<float>(l1 / static_cast<double>(len));
+        uint32_t u;
+        std::memcpy(&u, &s, 4);
+        for (int k = 0; k < 4; ++k) scales[4 * b + k] = uint8_t(u >> (8 * k));
+        std::vector<float> r(len);
+        sign_pack_residual(x + i, len, s, bits + i / 8, r.data());
+        if (e) std::memcpy(e + i, r.data(), len * sizeof(float));
+        if (s == 0.0f)
+            for (size_t k = 0; k < sign_bytes(len); ++k) bits[i / 8 + k] = 0;
     }
     return true;
 }

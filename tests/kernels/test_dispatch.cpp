@@ -16,8 +16,9 @@ TEST_P(KernelTest, TableIsComplete) {
     const Table& t = *t_;
     EXPECT_TRUE(t.sum_abs && t.sum_sq && t.all_finite && t.all_kept && t.ef_combine &&
                 t.momentum_update && t.ef_sum_abs_lanes && t.ef_sign_step && t.ef_sign_defer &&
-                t.ef_sign_blocks &&
-                t.sign_pack && t.sign_pack_residual && t.sign_unpack && t.sign_accumulate &&
+                t.ef_sign_blocks && t.scaled_sign_blocks &&
+                t.sign_pack && t.sign_pack_residual && t.sign_unpack && t.sign_unpack_blocks &&
+                t.sign_accumulate &&
                 t.sign_accumulate_n && t.sign_accumulate_blocks && t.axpy && t.f32_to_f16 && t.f16_to_f32 && t.f16_accumulate &&
                 t.f16_all_finite && t.f32_to_bf16 && t.bf16_to_f32 && t.bf16_accumulate &&
                 t.bf16_all_finite && t.f16_ef_cast && t.bf16_ef_cast && t.f16_encode_finite &&

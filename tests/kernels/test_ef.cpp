@@ -1,7 +1,7 @@
 // Kernel family "ef" (src/kernels/ef.hpp) on every SIMD target, bit for bit
 // against ref_ef.hpp: ef_combine, momentum_update; family "ef_sign"
 // (src/kernels/ef_sign.hpp): ef_sum_abs_lanes, ef_sign_step, ef_sign_defer,
-// ef_sign_blocks.
+// ef_sign_blocks, scaled_sign_blocks.
 #include "fixture.hpp"
 #include "ref_ef.hpp"
 
@@ -291,6 +291,58 @@ TEST_P(KernelTest, EfSignBlocksZeroScale) {
     EXPECT_TRUE(same_bytes(gs.data(), ws.data(), ws.size()));
     EXPECT_TRUE(same_floats(ge.data(), we.data(), n));
     EXPECT_TRUE(same_floats(gm.data(), wm.data(), n));
+}
+
+// The codec's encode of fixed blocks in one call, every distribution (Huge
+// blocks' sums stay finite in double), blocks of 8, 24 (not multiples of
+// 16: part of their sum is the scalar tail's), 16, 64 and 1000 elements
+// and one block of all n; without a
+// residual, into a fresh one and in place (e == x). Then a NaN or an Inf in
+// one block: false, and the blocks before it as the reference wrote them.
+TEST_P(KernelTest, ScaledSignBlocks) {
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const auto& x = input(c.dist, c.n, 0);
+        for (size_t d : {size_t(8), size_t(16), size_t(24), size_t(64), size_t(1000), c.n}) {
+            if (d == 0 || (c.n == kBig && d < 64)) continue;
+            const size_t nb = (c.n + d - 1) / d, nbytes = ref::sign_bytes(c.n);
+            std::vector<uint8_t> wb(nbytes + 1), ws(4 * nb + 1);
+            std::vector<float> we(c.n + 1);
+            ASSERT_TRUE(ref::scaled_sign_blocks(x.data(), d, c.n, wb.data(), ws.data(), we.data()));
+            for (int mode = 0; mode < 3; ++mode) {  // no residual; fresh; in place
+                Exact in(x.data(), 4 * c.n, 4 * c.fmis);
+                Guarded bits(nbytes, c.bmis), scales(4 * nb, (c.bmis + 1) % 4),
+                    e(4 * c.n, 4 * c.fmis);
+                float* eo = mode == 0 ? nullptr : mode == 1 ? e.f() : in.f();
+                ASSERT_TRUE(t_->scaled_sign_blocks(in.f(), d, c.n, bits.data(), scales.data(), eo));
+                EXPECT_TRUE(same_bytes(bits.data(), wb.data(), nbytes)) << "d=" << d << " " << mode;
+                EXPECT_TRUE(padding_clear(bits.data(), c.n));
+                EXPECT_TRUE(same_bytes(scales.data(), ws.data(), 4 * nb)) << "d=" << d << " " << mode;
+                // the residual, in e or over x; x itself unchanged otherwise
+                const float* want_x = mode == 2 ? we.data() : x.data();
+                EXPECT_TRUE(same_floats(in.f(), want_x, c.n)) << "d=" << d << " " << mode;
+                if (mode == 1) {
+                    EXPECT_TRUE(same_floats(e.f(), we.data(), c.n)) << "d=" << d;
+                }
+                EXPECT_TRUE(bits.guards_intact() && scales.guards_intact() && e.guards_intact());
+            }
+            if (c.n >= 2 * d) {  // a non-finite value in the second block
+                for (float bad : {std::numeric_limits<float>::quiet_NaN(),
+                                  -std::numeric_limits<float>::infinity()}) {
+                    std::vector<float> y(x);
+                    y[d + (c.n - d) % d / 2] = bad;
+                    Exact in(y.data(), 4 * c.n, 4 * c.fmis);
+                    Guarded bits(nbytes, c.bmis), scales(4 * nb, c.bmis), e(4 * c.n, 4 * c.fmis);
+                    EXPECT_FALSE(
+                        t_->scaled_sign_blocks(in.f(), d, c.n, bits.data(), scales.data(), e.f()));
+                    EXPECT_TRUE(same_bytes(bits.data(), wb.data(), d / 8)) << "d=" << d;
+                    EXPECT_TRUE(same_bytes(scales.data(), ws.data(), 4)) << "d=" << d;
+                    EXPECT_TRUE(same_floats(e.f(), we.data(), d)) << "d=" << d;
+                }
+            }
+            if (HasFailure()) return;
+        }
+    }
 }
 
 }  // namespace

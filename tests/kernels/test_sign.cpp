@@ -1,6 +1,7 @@
 // Kernel family "sign" (src/kernels/sign.hpp) on every SIMD target, bit for
 // bit against ref_sign.hpp: sign_pack, sign_pack_residual, sign_unpack,
-// sign_accumulate, sign_accumulate_n, sign_accumulate_blocks.
+// sign_unpack_blocks, sign_accumulate, sign_accumulate_n,
+// sign_accumulate_blocks.
 #include "fixture.hpp"
 #include "ref_sign.hpp"
 
@@ -168,6 +169,16 @@ TEST_P(KernelTest, SignAccumulateN) {
     }
 }
 
+// Block b's little-endian scale, in the layout the *_blocks kernels read.
+float scale_at(const std::vector<uint8_t>& scales, size_t b) {
+    const uint8_t* q = scales.data() + 4 * b;
+    const uint32_t u = uint32_t(q[0]) | uint32_t(q[1]) << 8 | uint32_t(q[2]) << 16 |
+                       uint32_t(q[3]) << 24;
+    float s;
+    std::memcpy(&s, &u, 4);
+    return s;
+}
+
 // Fields of fixed blocks, a little-endian scale per block and field (zero,
 // tiny, huge among them), times alpha: each block as sign_accumulate calls
 // with alpha * scale, field after field. Blocks of 8 (below a vector), 16,
@@ -199,19 +210,45 @@ TEST_P(KernelTest, SignAccumulateBlocks) {
                     std::vector<float> want(acc0);
                     t_->sign_accumulate_blocks(f.ptr.data(), sp.data(), alpha, m, d, c.n, acc.f());
                     for (size_t i = 0; i < c.n; i += d)
-                        for (size_t j = 0; j < m; ++j) {
-                            const uint8_t* q = scales[j].data() + 4 * (i / d);
-                            const uint32_t u = uint32_t(q[0]) | uint32_t(q[1]) << 8 |
-                                               uint32_t(q[2]) << 16 | uint32_t(q[3]) << 24;
-                            float s;
-                            std::memcpy(&s, &u, 4);
+                        for (size_t j = 0; j < m; ++j)
                             ref::sign_accumulate(f.bits[j].data() + i / 8, std::min(d, c.n - i),
-                                                 alpha * s, want.data() + i);
-                        }
+                                                 alpha * scale_at(scales[j], i / d),
+                                                 want.data() + i);
                     EXPECT_TRUE(same_floats(acc.f(), want.data(), c.n))
                         << "d=" << d << " m=" << m << " alpha=" << alpha;
                     EXPECT_TRUE(acc.guards_intact());
                 }
+            if (HasFailure()) return;
+        }
+    }
+}
+
+// Fixed blocks decoded in one call: each block as sign_unpack with its own
+// scale (zero, tiny and huge among them). Blocks of 8 (below a vector), 16,
+// 24 (not a multiple of 16), 64 and 1000 elements, the last one shorter,
+// and one block of all n.
+TEST_P(KernelTest, SignUnpackBlocks) {
+    const float picks[] = {0.125f, 3.0f, 1e-20f, 0.0f, 7.5f, 2.5e-3f, 2.0f, 1e30f, 0.7f};
+    for (const Case& c : cases()) {
+        SCOPED_TRACE(describe(c));
+        const Fields f(c);
+        for (size_t d : {size_t(8), size_t(16), size_t(24), size_t(64), size_t(1000), c.n}) {
+            if (d == 0 || (c.n == kBig && d < 64)) continue;
+            const size_t nb = (c.n + d - 1) / d;
+            std::vector<uint8_t> scales;
+            for (size_t b = 0; b < nb; ++b) {
+                const uint32_t u = fbits(picks[(b * 7) % std::size(picks)]);
+                for (int k = 0; k < 4; ++k) scales.push_back(uint8_t(u >> (8 * k)));
+            }
+            Exact sc(scales.data(), scales.size(), c.bmis);
+            Guarded out(4 * c.n, 4 * c.fmis);
+            std::vector<float> want(c.n);
+            t_->sign_unpack_blocks(f.ptr[0], sc.data(), d, c.n, out.f());
+            for (size_t i = 0, b = 0; i < c.n; i += d, ++b)
+                ref::sign_unpack(f.bits[0].data() + i / 8, std::min(d, c.n - i), scale_at(scales, b),
+                                 want.data() + i);
+            EXPECT_TRUE(same_floats(out.f(), want.data(), c.n)) << "d=" << d;
+            EXPECT_TRUE(out.guards_intact()) << "d=" << d;
             if (HasFailure()) return;
         }
     }
