@@ -46,8 +46,9 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
         l.size(len);
         return GW_OK;
     }
-    // Larger blocks, two passes. Pass 1: every scale, checking finiteness before any residual is touched.
-    // The L1 norm is summed in double, so only NaN/Inf can make it non-finite.
+    // Larger blocks, two passes. Pass 1: every scale, checking finiteness
+    // before any residual is touched. The L1 norm is summed in double, so
+    // only NaN/Inf can make it non-finite.
     for (uint64_t b = 0; b < l.blocks; ++b) {
         const uint64_t d = l.len(b);
         const double l1 = kt.sum_abs(x + b * l.block, d);

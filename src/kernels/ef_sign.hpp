@@ -247,22 +247,46 @@ struct EfSign : VecBase<Arch> {
         S::defer_range(g, m, e, c, sp, i, n, bits, e_out, m_out, lanes);
     }
 
-    // defer_body's step by 16 elements, lanes from zero in registers per
-    // block (sp = 0 settles nothing: e - (+-0) is e), so that a 64-element
-    // block costs a few vectors and one fold rather than two table calls.
-    template <bool WithM>
-    static bool blocks_body(const float* g, const float* m, const float* e, EfCoef c, size_t d,
-                            size_t n, uint8_t* bits, unsigned char* scales, float* e_out,
-                            float* m_out) {
+    // Blocks of d elements, each with 16 double lanes from zero in registers:
+    // step(j, acc) adds elements [j, j + 16) (and writes what it writes), tail(i,
+    // j, len, lanes) the rest of a block of a length not a multiple of 16 from
+    // lanes in memory, then close(i, b, len, l1) with the block's |.| sum;
+    // false as soon as a close is. A 64-element block costs a few vectors and
+    // one fold rather than two table calls.
+    template <class Step, class Tail, class Close>
+    static bool each_block(size_t d, size_t n, Step&& step, Tail&& tail, Close&& close) {
         using D = typename B::D;
         constexpr size_t NA = 16 / D::size;
-        const Coef k(c);
         for (size_t i = 0, b = 0; i < n; i += d, ++b) {
             const size_t len = std::min(d, n - i);
             D acc[NA];
             for (size_t a = 0; a < NA; ++a) acc[a] = D(0.0);
             size_t j = i;
-            for (; j + 16 <= i + len; j += 16) {
+            for (; j + 16 <= i + len; j += 16) step(j, acc);
+            double l1;
+            if (j == i + len) {
+                l1 = B::fold_acc(acc);
+            } else {
+                alignas(64) double lanes[16];
+                for (size_t a = 0; a < NA; ++a) acc[a].store_unaligned(lanes + a * D::size);
+                tail(i, j, len, lanes);
+                l1 = Norms<ScalarArch>::fold16(lanes);
+            }
+            if (!close(i, b, len, l1)) return false;
+        }
+        return true;
+    }
+
+    // defer_body's step by 16 elements (sp = 0 settles nothing: e - (+-0) is
+    // e), then the block's scale and residual while it is in L1.
+    template <bool WithM>
+    static bool blocks_body(const float* g, const float* m, const float* e, EfCoef c, size_t d,
+                            size_t n, uint8_t* bits, unsigned char* scales, float* e_out,
+                            float* m_out) {
+        const Coef k(c);
+        return each_block(
+            d, n,
+            [&](size_t j, auto& acc) {
                 B::prefetch_ahead(g, j, 16);
                 B::prefetch_ahead(m, j, 16);
                 B::prefetch_ahead(e, j, 16);
@@ -276,22 +300,15 @@ struct EfSign : VecBase<Arch> {
                 });
                 const uint16_t w16 = uint16_t(word);
                 std::memcpy(bits + j / 8, &w16, 2);  // little-endian host (common.hpp)
-            }
-            double l1;
-            if (j == i + len) {
-                l1 = B::fold_acc(acc);
-            } else {  // a last block of a length not a multiple of 16
-                alignas(64) double lanes[16];
-                for (size_t a = 0; a < NA; ++a) acc[a].store_unaligned(lanes + a * D::size);
+            },
+            [&](size_t i, size_t j, size_t len, double* lanes) {
                 S::defer_range(g + i, m + i, e + i, c, 0.0f, j - i, len, bits + i / 8, e_out + i,
                                WithM ? m_out + i : nullptr, lanes);
-                l1 = Norms<ScalarArch>::fold16(lanes);
-            }
-            if (!close_block<Arch>(l1, len, scales + 4 * b, bits + i / 8, e_out + i,
-                                   e_out + i))
-                return false;
-        }
-        return true;
+            },
+            [&](size_t i, size_t b, size_t len, double l1) {
+                return close_block<Arch>(l1, len, scales + 4 * b, bits + i / 8, e_out + i,
+                                         e_out + i);
+            });
     }
     static bool ef_sign_blocks(const float* g, const float* m, const float* e, EfCoef c,
                                size_t d, size_t n, uint8_t* bits, unsigned char* scales,
@@ -300,19 +317,14 @@ struct EfSign : VecBase<Arch> {
                      : blocks_body<false>(g, m, e, c, d, n, bits, scales, e_out, m_out);
     }
 
-    // Norms::sum_lanes per block with its lanes from zero in registers (as
-    // blocks_body's), then the block's close while it is in L1: x is read
-    // from memory once where the codec's two passes read it twice.
+    // Norms::sum_lanes per block, then the block's close while it is in L1:
+    // x is read from memory once where the codec's two passes read it twice.
     static bool scaled_sign_blocks(const float* x, size_t d, size_t n, uint8_t* bits,
                                    unsigned char* scales, float* e) {
         using D = typename B::D;
-        constexpr size_t NA = 16 / D::size;
-        for (size_t i = 0, b = 0; i < n; i += d, ++b) {
-            const size_t len = std::min(d, n - i);
-            D acc[NA];
-            for (size_t a = 0; a < NA; ++a) acc[a] = D(0.0);
-            size_t j = i;
-            for (; j + 16 <= i + len; j += 16) {
+        return each_block(
+            d, n,
+            [&](size_t j, auto& acc) {
                 B::prefetch_ahead(x, j, 16);
                 unroll<16 / W>([&](auto kk) {
                     constexpr size_t K = decltype(kk)::value;
@@ -321,21 +333,14 @@ struct EfSign : VecBase<Arch> {
                     acc[2 * K] = acc[2 * K] + lo;
                     acc[2 * K + 1] = acc[2 * K + 1] + hi;
                 });
-            }
-            double l1;
-            if (j == i + len) {
-                l1 = B::fold_acc(acc);
-            } else {  // a block of a length not a multiple of 16
-                alignas(64) double lanes[16];
-                for (size_t a = 0; a < NA; ++a) acc[a].store_unaligned(lanes + a * D::size);
+            },
+            [&](size_t i, size_t j, size_t len, double* lanes) {
                 Norms<ScalarArch>::sum_abs_range(x + i, j - i, len, lanes);
-                l1 = Norms<ScalarArch>::fold16(lanes);
-            }
-            if (!close_block<Arch>(l1, len, scales + 4 * b, bits + i / 8, x + i,
-                                   e ? e + i : nullptr))
-                return false;
-        }
-        return true;
+            },
+            [&](size_t i, size_t b, size_t len, double l1) {
+                return close_block<Arch>(l1, len, scales + 4 * b, bits + i / 8, x + i,
+                                         e ? e + i : nullptr);
+            });
     }
 };
 #endif  // GW_KERN_XSIMD

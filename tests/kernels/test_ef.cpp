@@ -315,9 +315,11 @@ TEST_P(KernelTest, ScaledSignBlocks) {
                     e(4 * c.n, 4 * c.fmis);
                 float* eo = mode == 0 ? nullptr : mode == 1 ? e.f() : in.f();
                 ASSERT_TRUE(t_->scaled_sign_blocks(in.f(), d, c.n, bits.data(), scales.data(), eo));
-                EXPECT_TRUE(same_bytes(bits.data(), wb.data(), nbytes)) << "d=" << d << " " << mode;
+                EXPECT_TRUE(same_bytes(bits.data(), wb.data(), nbytes)) << "d=" << d << " "
+                                                                        << mode;
                 EXPECT_TRUE(padding_clear(bits.data(), c.n));
-                EXPECT_TRUE(same_bytes(scales.data(), ws.data(), 4 * nb)) << "d=" << d << " " << mode;
+                EXPECT_TRUE(same_bytes(scales.data(), ws.data(), 4 * nb)) << "d=" << d << " "
+                                                                           << mode;
                 // the residual, in e or over x; x itself unchanged otherwise
                 const float* want_x = mode == 2 ? we.data() : x.data();
                 EXPECT_TRUE(same_floats(in.f(), want_x, c.n)) << "d=" << d << " " << mode;

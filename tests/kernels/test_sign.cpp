@@ -245,8 +245,8 @@ TEST_P(KernelTest, SignUnpackBlocks) {
             std::vector<float> want(c.n);
             t_->sign_unpack_blocks(f.ptr[0], sc.data(), d, c.n, out.f());
             for (size_t i = 0, b = 0; i < c.n; i += d, ++b)
-                ref::sign_unpack(f.bits[0].data() + i / 8, std::min(d, c.n - i), scale_at(scales, b),
-                                 want.data() + i);
+                ref::sign_unpack(f.bits[0].data() + i / 8, std::min(d, c.n - i),
+                                 scale_at(scales, b), want.data() + i);
             EXPECT_TRUE(same_floats(out.f(), want.data(), c.n)) << "d=" << d;
             EXPECT_TRUE(out.guards_intact()) << "d=" << d;
             if (HasFailure()) return;
