@@ -113,6 +113,7 @@ struct CopyCrc {
             [&](size_t j, __m512i* z) {
                 for (size_t r = 0; r < 4; ++r) {
                     z[r] = _mm512_loadu_si512(p + 4 * j + 64 * r);
+                    in_register(z[r]);
                     bad |= _mm512_fpclass_ps_mask(_mm512_castsi512_ps(z[r]), kFpclassNanInf);
                 }
             },

@@ -390,8 +390,9 @@ struct Half : VecBase<Arch> {
             o, n, crc,
             [&](size_t j, __m512i* z) {
                 for (size_t r = 0; r < 4; ++r) {
-                    const __m512 a = _mm512_loadu_ps(x + j + 32 * r);
-                    const __m512 b = _mm512_loadu_ps(x + j + 32 * r + 16);
+                    __m512 a = _mm512_loadu_ps(x + j + 32 * r);
+                    __m512 b = _mm512_loadu_ps(x + j + 32 * r + 16);
+                    in_register(a, b);
                     bad |= _mm512_fpclass_ps_mask(a, kFpclassNanInf) |
                            _mm512_fpclass_ps_mask(b, kFpclassNanInf);
                     z[r] = block64(a, b);
