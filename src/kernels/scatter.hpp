@@ -242,8 +242,10 @@ struct Scatter {
     }
     static void gap_scatter_add(const uint8_t* planes, size_t count, const void* values,
                                 gw_dtype value_dtype, float alpha, float* acc) {
+        // acc and alpha by value: walk_as is a call of its own, and through a
+        // reference alpha was loaded again after every store to acc.
         walk(planes, count, values, value_dtype,
-             [&](const uint32_t* at, const uint32_t* ahead, auto w, size_t c) {
+             [acc, alpha](const uint32_t* at, const uint32_t* ahead, auto w, size_t c) {
                  for (size_t t = 0; t < c; ++t) {
                      __builtin_prefetch(acc + ahead[t], 1);
                      const float u = alpha * value(w, t);
