@@ -91,7 +91,7 @@ bool encode_finite_crc_tiles(const float* x, unsigned char* o, size_t n, uint32_
 // CRC taken, then decoded, while it is in L1: one read of the payload
 // instead of a check pass and a decode pass. Outputs the decode streams
 // (kStreamBytes and more) are decoded in one call after the tiles instead:
-// streaming saves more traffic than the second read costs.
+// streaming saves more traffic than the second read costs. No out: no decode.
 template <class H, class Arch>
 bool decode_finite_crc_tiles(const unsigned char* p, float* out, size_t n, uint32_t* crc) {
     constexpr size_t kTile = 2048;
@@ -102,9 +102,9 @@ bool decode_finite_crc_tiles(const unsigned char* p, float* out, size_t n, uint3
         const size_t t = std::min(kTile, n - i);
         ok = H::all_finite(p + 2 * i, t) && ok;
         c = Crc<Arch>::crc32c(c, p + 2 * i, 2 * t);
-        if (!whole) H::decode(p + 2 * i, out + i, t);
+        if (!whole && out) H::decode(p + 2 * i, out + i, t);
     }
-    if (whole) H::decode(p, out, n);
+    if (whole && out) H::decode(p, out, n);
     *crc = c;
     return ok;
 }
@@ -469,7 +469,9 @@ struct Half : VecBase<Arch> {
     }
     static bool decode_finite_crc(const void* in, float* out, size_t n, uint32_t* crc) {
 #if defined(GW_KERN_CRC_FOLD)
-        if (cpu_has_vpclmulqdq()) return decode_finite_fold(cbytes(in), out, n, crc);
+        if (cpu_has_vpclmulqdq())
+            return out ? decode_finite_fold<true>(cbytes(in), out, n, crc)
+                       : decode_finite_fold<false>(cbytes(in), nullptr, n, crc);
 #endif
         return decode_finite_crc_tiles<Half, Arch>(cbytes(in), out, n, crc);
     }
@@ -478,12 +480,15 @@ struct Half : VecBase<Arch> {
     // register loaded once for the exponent test, the conversion and the
     // CRC's fold (the same registers crc32c_fold would load). Outputs of
     // kStreamBytes and more are streamed after plain stores up to a line.
+    // Without kOut, the check and the CRC alone (the exponent test hides
+    // under the fold's multiplies: one read instead of a test and a CRC).
+    template <bool kOut>
     static bool decode_finite_fold(const unsigned char* p, float* out, size_t n, uint32_t* crc) {
         const uintptr_t at = reinterpret_cast<uintptr_t>(out);
-        const bool stream = 4 * n >= kStreamBytes && at % 4 == 0;
+        const bool stream = kOut && 4 * n >= kStreamBytes && at % 4 == 0;
         const size_t head = stream ? std::min(n, (64 - at % 64) % 64 / 4) : 0;
         bool ok = S::all_finite_range(p, 0, head);
-        S::decode_range(p, out, 0, head);
+        if constexpr (kOut) S::decode_range(p, out, 0, head);
         const uint32_t c = crc32c_hw(*crc, p, 2 * head);
         const __m512i expm = _mm512_set1_epi16(static_cast<short>(Fmt::kExpMask));
         const auto put = [&](float* q, __m512 v) {
@@ -500,8 +505,10 @@ struct Half : VecBase<Arch> {
             for (size_t r = 0; r < 4; ++r) {
                 z[r] = _mm512_loadu_si512(p + 2 * j + 64 * r);
                 bad |= _mm512_cmpeq_epi16_mask(_mm512_and_si512(z[r], expm), expm);
-                put(out + j + 32 * r, widen(_mm512_castsi512_si256(z[r])));
-                put(out + j + 32 * r + 16, widen(_mm512_extracti64x4_epi64(z[r], 1)));
+                if constexpr (kOut) {
+                    put(out + j + 32 * r, widen(_mm512_castsi512_si256(z[r])));
+                    put(out + j + 32 * r + 16, widen(_mm512_extracti64x4_epi64(z[r], 1)));
+                }
             }
             if (j == head)
                 f.start(c, z[0], z[1], z[2], z[3]);
@@ -510,7 +517,7 @@ struct Half : VecBase<Arch> {
         }
         if (stream) _mm_sfence();  // streamed lines are ordered before later stores
         ok = S::all_finite_range(p, j, n) && ok;
-        S::decode_range(p, out, j, n);
+        if constexpr (kOut) S::decode_range(p, out, j, n);
         *crc = j != head ? f.finish(p + 2 * j, 2 * (n - j)) : crc32c_hw(c, p + 2 * j, 2 * (n - j));
         return ok && bad == 0;
     }

@@ -203,7 +203,8 @@ struct Table {
     // *crc = the CRC32C continued from *crc over in's 2n bytes, whether every
     // element is finite. The CRC is exact either way (a corrupted frame is
     // reported as such); out is unspecified when false. Outputs beyond the
-    // caches may be written with streaming stores.
+    // caches may be written with streaming stores. out may be null: the check
+    // and the CRC alone (decode_accumulate's check before acc is touched).
     bool (*f16_decode_finite_crc)(const void* in, float* out, size_t n, uint32_t* crc);
     bool (*bf16_decode_finite_crc)(const void* in, float* out, size_t n, uint32_t* crc);
     // The identity payload in one read of x: out = x as little-endian

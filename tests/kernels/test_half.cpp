@@ -261,7 +261,8 @@ TEST_P(KernelTest, HalfDecodeLargeOutputs) {
 // others reach 64-byte lines after heads of 0..15 elements), at lengths
 // around its 128-element blocks, and beyond the caches (streamed). A planted
 // Inf or NaN makes it false with the CRC still exact (a corrupted frame must
-// read as such); out is unspecified then.
+// read as such); out is unspecified then. Without out, the same verdict and
+// CRC.
 void check_decode_finite_crc(const Table& t, Half kind, const std::vector<uint8_t>& payload,
                              size_t fmis, size_t bmis) {
     const size_t n = payload.size() / 2;
@@ -286,6 +287,13 @@ void check_decode_finite_crc(const Table& t, Half kind, const std::vector<uint8_
     if (finite) {
         EXPECT_TRUE(same_floats(out.f(), want.data(), n)) << "n=" << n << " fmis=" << fmis;
     }
+    // Without out: the check and the CRC alone, the same verdict and CRC.
+    uint32_t check_crc = kCrcStart;
+    const bool check_finite = kind == Half::F16
+                                  ? t.f16_decode_finite_crc(in.data(), nullptr, n, &check_crc)
+                                  : t.bf16_decode_finite_crc(in.data(), nullptr, n, &check_crc);
+    EXPECT_EQ(check_finite, want_finite) << "no out, n=" << n;
+    EXPECT_EQ(check_crc, crc) << "no out, n=" << n << " misalign=" << bmis;
 }
 
 TEST_P(KernelTest, HalfDecodeFiniteCrc) {
