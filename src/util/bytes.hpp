@@ -77,17 +77,25 @@ inline void f32_from_le(float* x, const uint8_t* p, size_t n) {
     }
 }
 
+// Whether any of the c little-endian float32 values at p is NaN or Inf.
+template <uint64_t C>
+inline bool any_nonfinite_le(const uint8_t* p, uint64_t c = C) {
+    uint32_t bad = 0;
+    for (uint64_t j = 0; j < c; ++j)
+        bad |= uint32_t((load_le<uint32_t>(p + 4 * j) & 0x7F800000u) == 0x7F800000u);
+    return bad != 0;
+}
+
 // True if none of the n little-endian float32 values at p (any alignment) is
-// NaN or Inf. Chunks without an early exit inside, so the compiler vectorizes them.
+// NaN or Inf. Chunks of a fixed length without an early exit inside: GCC's -O2
+// cost model vectorizes only a loop whose trip count it knows (with a
+// variable one this ran one element per cycle, 3x the time of an axpy).
 inline bool floats_finite_le(const uint8_t* p, uint64_t n) {
-    for (uint64_t i = 0; i < n; i += 1024) {
-        const uint64_t c = n - i < 1024 ? n - i : 1024;
-        uint32_t bad = 0;
-        for (uint64_t j = 0; j < c; ++j)
-            bad |= uint32_t((load_le<uint32_t>(p + 4 * (i + j)) & 0x7F800000u) == 0x7F800000u);
-        if (bad) return false;
-    }
-    return true;
+    constexpr uint64_t kChunk = 1024;
+    uint64_t i = 0;
+    for (; n - i >= kChunk; i += kChunk)
+        if (any_nonfinite_le<kChunk>(p + 4 * i)) return false;
+    return !any_nonfinite_le<0>(p + 4 * i, n - i);
 }
 
 // The integer in a caller's enum object. C callers may store any int in an
