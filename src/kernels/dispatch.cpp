@@ -34,7 +34,7 @@ namespace {
 
 struct CpuSupport {
     bool sse2 = false, sse4_2 = false, avx2 = false, avx512 = false;
-    bool vpclmulqdq = false;  // with avx512: the CRC's carry-less folding
+    bool vpclmulqdq = false;  // with avx2: the CRC's carry-less folding
     bool neon = false;
 };
 
@@ -74,7 +74,7 @@ CpuSupport detect_cpu() {
     s.avx2 = s.sse4_2 && avx && avx2 && f16c && os_ymm;
     // clang's -mavx512f also enables FMA, so require it too.
     s.avx512 = s.avx2 && fma && avx512f && avx512dq && avx512cd && avx512bw && avx512vl && os_zmm;
-    s.vpclmulqdq = s.avx512 && bit(c, 1) && bit(c7, 10);  // PCLMULQDQ, VPCLMULQDQ
+    s.vpclmulqdq = s.avx2 && bit(c, 1) && bit(c7, 10);  // PCLMULQDQ, VPCLMULQDQ
 #endif
 #if defined(__aarch64__)
     // Advanced SIMD (and the FP unit it needs) is part of the AArch64 base

@@ -27,9 +27,11 @@ TEST_P(KernelTest, Crc32cKnownAnswer) {
 TEST_P(KernelTest, Crc32cMatchesBitwiseReference) {
     std::vector<size_t> lengths;
     for (size_t n = 0; n <= 72; ++n) lengths.push_back(n);
-    // 511..513, 575..577, 767..769, 1087: the folding path's entry and its
-    // 64-byte and 256-byte steps with every tail.
-    for (size_t n : {100, 255, 256, 511, 512, 513, 575, 576, 577, 767, 768, 769, 1000, 1087,
+    // 511..513, 575..577, 767..769, 1087: the AVX-512 fold's entry and its
+    // 64-byte and 256-byte steps with every tail; 543..545, 639..641, 671: the
+    // AVX2 fold's 32-byte and 128-byte steps.
+    for (size_t n : {100, 255, 256, 511, 512, 513, 543, 544, 545, 575, 576, 577, 639, 640, 641,
+                     671, 767, 768, 769, 1000, 1087,
                      3 * 8192 - 1, 3 * 8192, 3 * 8192 + 1,
                      3 * 8192 + 3 * 256 + 13, 6 * 8192 + 777, 100000, 1000003})
         lengths.push_back(n);
