@@ -290,6 +290,17 @@ TEST(Frame, InvalidPayloadWithValidChecksum) {
         refresh_crc(f);
         expect_rejected(f, GW_ERR_FRAME_PAYLOAD, 10);
     }
+    // The identity check reads 1024 values at a time, then the rest: a bad
+    // value at either end of a chunk, in the rest, and in a rest that is empty.
+    for (uint64_t n : {uint64_t(1024), uint64_t(3000)})
+        for (uint64_t at : {uint64_t(0), uint64_t(1023), uint64_t(1024), uint64_t(2047),
+                            uint64_t(2048), uint64_t(2999)}) {
+            if (at >= n) continue;
+            auto f = sample(GW_CODEC_IDENTITY, n);
+            gwtest::put_le(&f[40 + 4 * at], 0x7FC00000u);
+            refresh_crc(f);
+            expect_rejected(f, GW_ERR_FRAME_PAYLOAD, n);
+        }
     for (uint16_t bad : {uint16_t(0x7C00), uint16_t(0xFE00)}) {
         auto f = sample(GW_CODEC_FP16, 10);
         gwtest::put_le(&f[40 + 2 * 3], bad);

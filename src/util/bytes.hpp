@@ -78,8 +78,7 @@ inline void f32_from_le(float* x, const uint8_t* p, size_t n) {
 }
 
 // Whether any of the c little-endian float32 values at p is NaN or Inf.
-template <uint64_t C>
-inline bool any_nonfinite_le(const uint8_t* p, uint64_t c = C) {
+inline bool any_nonfinite_le(const uint8_t* p, uint64_t c) {
     uint32_t bad = 0;
     for (uint64_t j = 0; j < c; ++j)
         bad |= uint32_t((load_le<uint32_t>(p + 4 * j) & 0x7F800000u) == 0x7F800000u);
@@ -94,8 +93,8 @@ inline bool floats_finite_le(const uint8_t* p, uint64_t n) {
     constexpr uint64_t kChunk = 1024;
     uint64_t i = 0;
     for (; n - i >= kChunk; i += kChunk)
-        if (any_nonfinite_le<kChunk>(p + 4 * i)) return false;
-    return !any_nonfinite_le<0>(p + 4 * i, n - i);
+        if (any_nonfinite_le(p + 4 * i, kChunk)) return false;
+    return !any_nonfinite_le(p + 4 * i, n - i);
 }
 
 // The integer in a caller's enum object. C callers may store any int in an
