@@ -328,9 +328,12 @@ const Table* table_for(gw_simd_target target);
 gw_status set_target(gw_simd_target target);
 gw_simd_target active_target();
 const char* target_name(gw_simd_target target);
-// True if the CPU has VPCLMULQDQ (and the AVX-512 state the avx512 table needs):
-// the crc family's folding code, on that table only.
+// The crc family's folding, chosen once from the CPU and GW_CRC (docs/kernels.md):
+// cpu_has_vpclmulqdq, the AVX2 and AVX-512 tables' wide folds; cpu_crc_fold128,
+// their 128-bit PCLMULQDQ fold (CPUs whose crc32 instruction is slow, without
+// VPCLMULQDQ). Every choice gives the same CRC.
 bool cpu_has_vpclmulqdq();
+bool cpu_crc_fold128();
 
 // Floats in [0, 1) of the stream (seed, step, tensor) from element `first`
 // (u32_to_unit_float of each word): the active target's rng_u32, a stack
