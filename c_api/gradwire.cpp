@@ -234,8 +234,9 @@ gw_status gw_encode(const gw_codec_spec* spec, const gw_encode_ctx* ctx, const v
     gw::Context& cx = gw::thread_context();
     const float* xf = gw::widen_to_f32(cx.k(), x, dtype, n, cx.convert);
     if (!xf && n) return GW_ERR_OUT_OF_MEMORY;
-    const gw::EncodeCtx c =
+    gw::EncodeCtx c =
         ctx ? gw::encode_ctx(cx, ctx->seed, ctx->step, ctx->tensor) : gw::encode_ctx(cx, 0, 0, 0);
+    c.check_unread = false;
     const uint64_t tag = ctx ? ctx->tag : 0;
     return gw::frame::encode(cx, spec->p, c, tag, xf, n, frame, capacity, written, nullptr);
 }

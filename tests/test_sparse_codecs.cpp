@@ -319,7 +319,73 @@ TEST(Randomk, PositionsFromTheSharedSeedOnEveryTarget) {
     Spec s(GW_CODEC_RANDOMK);
     s.set(GW_PARAM_K, 100);
     expect_mass_kept(s, random_floats(3000, 2));
-    expect_nonfinite_refused(s, 300);
+}
+
+// gw_encode reads only the k values it sends: a NaN or Inf there is refused,
+// one elsewhere reaches nothing (the frame is that of any finite value in
+// its place). A worker, whose momentum takes all of x, refuses it anywhere.
+TEST(Randomk, NonFiniteRefusedWhereRead) {
+    const size_t n = 300;
+    const uint64_t k = 30;
+    for (int rev : {1, 2}) {
+        Spec s(GW_CODEC_RANDOMK);
+        s.set(GW_PARAM_K, int64_t(k));
+        if (rev == 1) s.set(GW_PARAM_REVISION, 1);
+        const auto pos = rev == 1 ? randk_ref(5, 6, 7, n, k) : randk_ref2(5, 6, 7, n, k);
+        std::vector<bool> sent(n, false);
+        for (uint32_t i : pos) sent[i] = true;
+        const Vec x = random_floats(n, 8);
+        const auto good = encode_ctx(s, x, 5, 6, 7);
+        size_t checked_sent = 0, checked_unsent = 0;
+        for (size_t at = 0; at < n; at += 7)
+            for (float bad : {NAN, INFINITY, -INFINITY}) {
+                SCOPED_TRACE(testing::Message() << "revision " << rev << " at " << at);
+                Vec y = x;
+                y[at] = bad;
+                gw_encode_ctx c = GW_ENCODE_CTX_INIT;
+                c.seed = 5, c.step = 6, c.tensor = 7;
+                std::vector<uint8_t> out(good.size() + 64, 0xAB);
+                size_t written = 5;
+                const gw_status st = gw_encode(s, &c, y.data(), GW_DTYPE_F32, n, out.data(),
+                                               out.size(), &written);
+                if (sent[at]) {
+                    EXPECT_EQ(st, GW_ERR_NONFINITE);
+                    EXPECT_EQ(written, 5u);
+                    ++checked_sent;
+                } else {
+                    ASSERT_EQ(st, GW_OK);
+                    EXPECT_EQ(std::vector<uint8_t>(out.begin(), out.begin() + written), good);
+                    ++checked_unsent;
+                }
+            }
+        EXPECT_GT(checked_sent, 0u);
+        EXPECT_GT(checked_unsent, 0u);
+        // The state machine: no residual kept, momentum on; an unsent NaN is
+        // refused and the step changes nothing.
+        gw_worker_options o = GW_WORKER_OPTIONS_INIT;
+        o.n = n;
+        o.error_feedback = 0;
+        o.seed = 5;
+        gw_worker* w = nullptr;
+        ASSERT_EQ(gw_worker_create(&w, &o, s), GW_OK);
+        size_t bound = 0, written = 0;
+        ASSERT_EQ(gw_worker_frame_bound(w, &bound), GW_OK);
+        std::vector<uint8_t> f(bound);
+        Vec y = x;
+        const auto drawn = rev == 1 ? randk_ref(5, 0, 0, n, k) : randk_ref2(5, 0, 0, n, k);
+        size_t unsent = 0;
+        while (std::find(drawn.begin(), drawn.end(), uint32_t(unsent)) != drawn.end()) ++unsent;
+        y[unsent] = NAN;
+        size_t len = 0;
+        ASSERT_EQ(gw_worker_save_bound(w, &len), GW_OK);
+        std::vector<uint8_t> before(len), after(len);
+        ASSERT_EQ(gw_worker_save(w, before.data(), before.size(), &len), GW_OK);
+        EXPECT_EQ(gw_worker_step(w, y.data(), GW_DTYPE_F32, n, 0.1f, f.data(), f.size(), &written),
+                  GW_ERR_NONFINITE);
+        ASSERT_EQ(gw_worker_save(w, after.data(), after.size(), &len), GW_OK);
+        EXPECT_EQ(before, after);
+        gw_worker_free(w);
+    }
 }
 
 TEST(Randomk, UniformOverSteps) {

@@ -99,6 +99,11 @@ struct EncodeCtx {
     Scratch* scratch = nullptr;
     // Optional: a codec may store its payload's CRC here (frame::encode asks).
     PayloadCrc* crc = nullptr;
+    // Refuse NaN/Inf anywhere in x, even where the codec reads nothing for
+    // the frame (random-k's unsent values): a state machine keeps what x
+    // holds beyond the frame (momentum, a residual). gw_encode, whose frame
+    // is all that x becomes, clears it, so random-k reads only its k values.
+    bool check_unread = true;
 };
 inline EncodeCtx encode_ctx(Context& cx, uint64_t seed, uint64_t step, uint32_t tensor) {
     return EncodeCtx{seed, step, tensor, &cx.k(), &cx.codec};

@@ -47,7 +47,12 @@ void positions(const kern::Table& kt, const CodecParams& p, const uint8_t* paylo
 gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uint64_t n,
                  uint8_t* payload, uint64_t* len, float* residual) {
     const kern::Table& kt = *ctx.k;
-    if (!kt.all_finite(x, n)) return GW_ERR_NONFINITE;
+    // NaN/Inf is refused where it would reach the frame or the residual (or
+    // the caller's state: check_unread). Otherwise only the k values sent
+    // are read, and the encode is O(k), as a gather is.
+    const bool read_all = residual || ctx.check_unread;
+    if (read_all && !kt.all_finite(x, n)) return GW_ERR_NONFINITE;
+    bool finite = true;
     const uint64_t k = k_of(p, n);
     const int64_t vdt = p.v[kValueDtype];
     const size_t vs = sparse::value_size(vdt);
@@ -59,6 +64,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
     positions(kt, p, payload, n, k, [&](uint64_t first, uint64_t c, const uint32_t* idx) {
         float v[randk::kChunk], dec[randk::kChunk];
         kt.gather(x, idx, c, v);
+        if (!read_all) finite = kt.all_finite(v, c) && finite;
         uint8_t* dst = out + first * vs;
         if (vdt == GW_DTYPE_F16)
             kt.f32_to_f16(v, dst, c);
@@ -71,6 +77,7 @@ gw_status encode(const CodecParams& p, const EncodeCtx& ctx, const float* x, uin
             for (uint64_t j = 0; j < c; ++j) residual[idx[j]] = v[j] - dec[j];
         }
     });
+    if (!finite) return GW_ERR_NONFINITE;  // the payload is output only
     *len = kHead + k * vs;
     return GW_OK;
 }
