@@ -153,7 +153,6 @@ const Table* best_table() {
     return &table_scalar;
 }
 
-
 // GW_SIMD=scalar|sse2|sse4.2|avx2|avx512|neon|auto; anything else, or a
 // target the CPU (or this build's CPU family) lacks, silently means auto.
 const Table* table_from_env() {
