@@ -380,18 +380,18 @@ struct Half : VecBase<Arch> {
             size_t i = 0;
             for (; i + kRun <= n; i += kRun)
                 if (!F16c<Arch>::enc_raw(x + i, o + 2 * i, kRun))
-                    ok = encode_finite_exact(x + i, o + 2 * i, kRun) && ok;
-            return encode_finite_exact(x + i, o + 2 * i, n - i) && ok;
+                    ok = encode_finite_exact(x, o, i, i + kRun) && ok;
+            return encode_finite_exact(x, o, i, n) && ok;
         }
-        return encode_finite_exact(x, o, n);
+        return encode_finite_exact(x, o, 0, n);
     }
-    // noipa: specialised for n = 256, GCC warned of a tail loop it had
-    // itself mis-bounded (-Waggressive-loop-optimizations).
-    [[gnu::noipa]] static bool encode_finite_exact(const float* x, unsigned char* o, size_t n) {
+    // Elements i0..n. (Given x + i0 and a constant count of 256 instead, GCC
+    // warned of a tail loop it had itself mis-bounded.)
+    static bool encode_finite_exact(const float* x, unsigned char* o, size_t i0, size_t n) {
         // (exponent bits + one exponent unit) sets bit 31 iff they are all ones.
         const I expo(0x7F800000), unit(0x00800000);
         I bad(0);
-        size_t i = 0;
+        size_t i = i0;
         for (; i + 2 * W <= n; i += 2 * W) {
             const F x0 = loadf(x + i), x1 = loadf(x + i + W);
             bad = bad | ((xsimd::bitwise_cast<I>(x0) & expo) + unit) |
