@@ -376,14 +376,10 @@ TEST(Randomk, NonFiniteRefusedWhereRead) {
         size_t unsent = 0;
         while (std::find(drawn.begin(), drawn.end(), uint32_t(unsent)) != drawn.end()) ++unsent;
         y[unsent] = NAN;
-        size_t len = 0;
-        ASSERT_EQ(gw_worker_save_bound(w, &len), GW_OK);
-        std::vector<uint8_t> before(len), after(len);
-        ASSERT_EQ(gw_worker_save(w, before.data(), before.size(), &len), GW_OK);
+        const std::vector<uint8_t> before = gwtest::save(w);
         EXPECT_EQ(gw_worker_step(w, y.data(), GW_DTYPE_F32, n, 0.1f, f.data(), f.size(), &written),
                   GW_ERR_NONFINITE);
-        ASSERT_EQ(gw_worker_save(w, after.data(), after.size(), &len), GW_OK);
-        EXPECT_EQ(before, after);
+        EXPECT_EQ(gwtest::save(w), before);
         gw_worker_free(w);
     }
 }
